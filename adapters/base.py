@@ -1,0 +1,292 @@
+"""What every adapter provides, and the parts they share.
+
+An adapter knows one framework: how to make the case's inputs, an operation table (neutral
+key -> callable) and probes of memory, identity, versions and gradients. It knows nothing
+about tests, pytest or reports. The framework is imported on first use (:meth:`setup`),
+never when this module or the adapter's module is imported.
+
+NumPy arrays appear in every framework's cases (interop), so the NumPy handling of the
+probes lives here and framework adapters call it for arrays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import importlib.util
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Iterator, Mapping
+
+Operation = Callable[..., Any]
+
+# Sentinel pairs the behavioural probe writes; two different values so that a write is
+# seen even where an element already held one of them.
+_SENTINELS = {"b": (True, False), "u": (7, 3), "i": (7, -3), "f": (7.25, -3.5), "c": (7.25, -3.5)}
+
+
+class NotApplicable(Exception):
+    """Raised by an operation that the framework has no counterpart for at these arguments."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Byte-level description of where a tensor's elements live."""
+
+    data_ptr: int  # address of element [0, 0, ...]
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]  # in bytes
+    itemsize: int
+    alloc: tuple[int, int] | None  # [start, end) of the whole allocation, when known
+
+    def element_bounds(self) -> tuple[int, int]:
+        if 0 in self.shape:
+            return (self.data_ptr, self.data_ptr)
+        low = self.data_ptr + sum(min(0, (n - 1) * s) for n, s in zip(self.shape, self.strides))
+        high = self.data_ptr + sum(max(0, (n - 1) * s) for n, s in zip(self.shape, self.strides))
+        return (low, high + self.itemsize)
+
+    def allocation(self) -> tuple[int, int]:
+        return self.alloc if self.alloc is not None else self.element_bounds()
+
+    def byte_addresses(self) -> Any:
+        """Every byte address an element covers (for exact overlap of small tensors)."""
+        import numpy as np
+
+        addr = np.array([self.data_ptr], dtype=np.int64)
+        for n, s in zip(self.shape, self.strides):
+            addr = (addr[:, None] + np.arange(n, dtype=np.int64)[None, :] * s).reshape(-1)
+        return np.unique((addr[:, None] + np.arange(self.itemsize, dtype=np.int64)[None, :]).reshape(-1))
+
+
+EXACT_OVERLAP_LIMIT = 1 << 20  # elements; above this the metadata probe compares byte ranges
+
+
+def layouts_overlap(a: Layout, b: Layout) -> bool:
+    """Exact: do the two tensors have at least one byte of an element in common?"""
+    import numpy as np
+
+    (alo, ahi), (blo, bhi) = a.element_bounds(), b.element_bounds()
+    if ahi <= blo or bhi <= alo or alo == ahi or blo == bhi:
+        return False
+    if _numel(a) > EXACT_OVERLAP_LIMIT or _numel(b) > EXACT_OVERLAP_LIMIT:
+        return True
+    return bool(np.intersect1d(a.byte_addresses(), b.byte_addresses(), assume_unique=True).size)
+
+
+def _numel(layout: Layout) -> int:
+    n = 1
+    for d in layout.shape:
+        n *= d
+    return n
+
+
+def allocations_intersect(a: Layout, b: Layout) -> bool:
+    (alo, ahi), (blo, bhi) = a.allocation(), b.allocation()
+    return alo < bhi and blo < ahi
+
+
+def passthrough(name: str) -> Operation:
+    """A method operation that calls the framework's method of the same name."""
+
+    def call(receiver: Any, *args: Any, **kwargs: Any) -> Any:
+        return getattr(receiver, name)(*args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
+def attribute(name: str) -> Operation:
+    def get(obj: Any) -> Any:
+        return getattr(obj, name)
+
+    get.__name__ = name
+    return get
+
+
+def absent(reason: str) -> Operation:
+    """An entry for an operation this framework does not have: the item is not applicable."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        raise NotApplicable(reason)
+
+    call.not_applicable = reason  # type: ignore[attr-defined]
+    return call
+
+
+class Adapter:
+    """Base class. Subclasses set the class attributes and implement the framework parts."""
+
+    name: ClassVar[str]
+    module: ClassVar[str]  # importable name, checked with find_spec (no import)
+    distribution: ClassVar[str]  # installed distribution, for its version without importing
+    install_hint: ClassVar[str]
+    # expectation properties this framework has no notion of (e.g. NumPy: version
+    # counters); the engine records them as "not observable" instead of comparing
+    unobservable: ClassVar[frozenset[str]] = frozenset()
+    # neutral error kind -> regexes over "ExceptionType: message"
+    error_patterns: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+
+    def __init__(self) -> None:
+        self.ops: dict[str, Operation] = self.operations()
+        self._ready = False
+
+    # ---- lifecycle
+
+    def unavailable(self) -> str | None:
+        """None if the framework can be imported, else why not (without importing it)."""
+        if importlib.util.find_spec(self.module) is None:
+            return f"{self.name} is not installed ({self.install_hint})"
+        return None
+
+    def setup(self) -> None:
+        """Import the framework (once)."""
+        if not self._ready:
+            self.load()
+            self._ready = True
+
+    def load(self) -> None:
+        raise NotImplementedError
+
+    def version(self) -> str | None:
+        """The installed version, read from package metadata (imports nothing)."""
+        try:
+            return importlib.metadata.version(self.distribution)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    def device_unavailable(self, device: str) -> str | None:
+        return None if device == "cpu" else f"{self.name}: device {device!r} is not supported"
+
+    @contextlib.contextmanager
+    def isolation(self, seed: int) -> Iterator[None]:
+        """Save global state a case may change, seed the RNGs, restore afterwards."""
+        import numpy as np
+
+        state = np.random.get_state()
+        np.random.seed(seed)
+        with np.errstate(all="warn"):
+            try:
+                yield
+            finally:
+                np.random.set_state(state)
+
+    # ---- operations
+
+    def operations(self) -> dict[str, Operation]:
+        raise NotImplementedError
+
+    def lacks(self, key: str) -> str | None:
+        """Why this adapter cannot run an operation key, or None if it can."""
+        op = self.ops.get(key)
+        if op is None:
+            return f"{self.name} has no counterpart for {key}"
+        return getattr(op, "not_applicable", None)
+
+    def make_input(self, spec: Any, device: str) -> Any:
+        """Create a given input. NumPy inputs are shared; framework tensors are not."""
+        array = numpy_input(spec)
+        if spec.kind == "ndarray":
+            return array
+        return self.tensor_from_numpy(array, spec, device)
+
+    def tensor_from_numpy(self, array: Any, spec: Any, device: str) -> Any:
+        raise NotImplementedError
+
+    # ---- probes: framework adapters override for their tensors and call super() for arrays
+
+    def is_array(self, obj: Any) -> bool:
+        import numpy as np
+
+        return isinstance(obj, np.ndarray)
+
+    def to_numpy(self, obj: Any) -> Any:
+        """A NumPy copy of the values (detached, on the host)."""
+        import numpy as np
+
+        return np.array(obj, copy=True)
+
+    def dtype_name(self, obj: Any) -> str:
+        return str(obj.dtype)
+
+    def shape_of(self, obj: Any) -> tuple[int, ...]:
+        return tuple(int(d) for d in obj.shape)
+
+    def layout(self, obj: Any) -> Layout:
+        import numpy as np
+
+        root = obj
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        ptr = obj.__array_interface__["data"][0]
+        root_layout = Layout(root.__array_interface__["data"][0], root.shape, root.strides,
+                             root.itemsize, None)
+        return Layout(ptr, obj.shape, obj.strides, obj.itemsize, root_layout.element_bounds())
+
+    def same_allocation(self, a: Any, b: Any) -> bool:
+        return allocations_intersect(self.layout(a), self.layout(b))
+
+    def overlaps(self, a: Any, b: Any) -> bool:
+        import numpy as np
+
+        if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+            return bool(np.shares_memory(a, b))
+        return layouts_overlap(self.layout(a), self.layout(b))
+
+    def grad(self, obj: Any) -> Any:
+        return None
+
+    def requires_grad(self, obj: Any) -> bool | None:
+        return None
+
+    def is_leaf(self, obj: Any) -> bool | None:
+        return None
+
+    def version_of(self, obj: Any) -> int | None:
+        return None
+
+    def probe_fill(self, obj: Any, value: Any) -> None:
+        """Write ``value`` into every element, bypassing autograd. May raise (read-only)."""
+        obj[...] = value
+
+    def probe_restore(self, obj: Any, snapshot: Any) -> None:
+        obj[...] = snapshot
+
+    def sentinels(self, obj: Any) -> tuple[Any, Any]:
+        import numpy as np
+
+        return _SENTINELS[np.dtype(self.to_numpy(obj).dtype).kind]
+
+    # ---- errors
+
+    def classify_error(self, exc: BaseException) -> str:
+        text = f"{type(exc).__name__}: {exc}"
+        for kind, patterns in self.error_patterns.items():
+            if any(re.search(p, text) for p in patterns):
+                return kind
+        return "other"
+
+
+def numpy_input(spec: Any) -> Any:
+    """The given values as a fresh NumPy array of the spec's dtype."""
+    import numpy as np
+
+    dtype = spec.dtype if spec.dtype != "bfloat16" else "float32"
+    array = np.array(spec.values, dtype=dtype)
+    if spec.imag is not None:
+        array = array + 1j * np.array(spec.imag, dtype=dtype)
+        array = array.astype(spec.dtype)
+    array = array.reshape(spec.shape)
+    if not spec.writeable:
+        array.flags.writeable = False
+    return array
+
+
+NUMPY_ERRORS: Mapping[str, tuple[str, ...]] = {
+    "read_only": (r"read-only", r"not writeable", r"non-writable"),
+    "dtype_cast": (r"Cannot cast ufunc .* output", r"can't be cast", r"casting rule"),
+    "shape_mismatch": (r"cannot reshape", r"could not be broadcast", r"operands could not",
+                       r"shape mismatch", r"non-broadcastable"),
+    "not_contiguous_view": (r"Incompatible shape for in-place modification", r"copy=False",
+                            r"without copying", r"Unable to avoid copy"),
+}

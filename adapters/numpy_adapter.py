@@ -1,0 +1,121 @@
+"""NumPy adapter. NumPy has no autograd and no ``_`` in-place methods: those operations
+are not applicable here, and the counterparts (``out=``, ``+=``, item assignment) are."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.adapters.base import (
+    NUMPY_ERRORS, Adapter, NotApplicable, Operation, absent, attribute,
+)
+
+_NO_AUTOGRAD = "NumPy has no autograd"
+_NO_INPLACE_METHOD = ("NumPy arrays have no in-place '_' methods; the counterparts are the out= "
+                      "form, augmented assignment and item assignment")
+
+
+def _np() -> Any:
+    import numpy
+
+    return numpy
+
+
+def _shape(args: tuple) -> tuple:
+    """Accept both x.view(2, 3) and x.view((2, 3)) like torch."""
+    return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else tuple(args)
+
+
+def _split(x: Any, size: int, dim: int = 0) -> tuple:
+    """torch.split semantics (pieces of ``size``) with np.split."""
+    n = x.shape[dim]
+    return tuple(_np().split(x, list(range(size, n, size)), axis=dim))
+
+
+class NumpyAdapter(Adapter):
+    name = "numpy"
+    module = "numpy"
+    distribution = "numpy"
+    install_hint = "pip install numpy"
+    error_patterns = NUMPY_ERRORS
+    unobservable = frozenset({"version_change", "grad", "requires_grad", "is_leaf"})
+
+    def load(self) -> None:
+        _np()
+
+
+    def tensor_from_numpy(self, array: Any, spec: Any, device: str) -> Any:
+        return array  # NumPy's own tensor type is the array
+
+    def make_input(self, spec: Any, device: str) -> Any:
+        if spec.requires_grad:
+            raise NotApplicable(f"{_NO_AUTOGRAD} (input {spec.name!r} requires grad)")
+        return super().make_input(spec, device)
+
+    def device_unavailable(self, device: str) -> str | None:
+        return None if device == "cpu" else "NumPy runs on the CPU only"
+
+    def operations(self) -> dict[str, Operation]:
+        np = _np
+        no_inplace = absent(_NO_INPLACE_METHOD)
+        no_grad = absent(_NO_AUTOGRAD)
+        ops: dict[str, Operation] = {
+            # views and reshapes
+            "method:view": lambda x, *s: x.reshape(_shape(s), copy=False),
+            "method:reshape": lambda x, *s: x.reshape(_shape(s)),
+            "method:transpose": lambda x, d0, d1: np().swapaxes(x, d0, d1),
+            "method:permute": lambda x, *d: x.transpose(_shape(d)),
+            "method:t": lambda x: x.T,
+            "method:flatten": lambda x: x.flatten(),
+            "method:ravel": lambda x: x.ravel(),
+            "method:squeeze": lambda x, dim=None: np().squeeze(x, axis=dim),
+            "method:unsqueeze": lambda x, dim: np().expand_dims(x, dim),
+            "method:expand": lambda x, *s: np().broadcast_to(x, _shape(s)),
+            "method:diagonal": lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2),
+            "method:split": _split,
+            "method:chunk": lambda x, n, dim=0: tuple(np().array_split(x, n, axis=dim)),
+            "method:flip": lambda x, dims: np().flip(x, axis=tuple(dims)),
+            # copies and conversions
+            "method:clone": lambda x: x.copy(),
+            "method:contiguous": lambda x: np().ascontiguousarray(x),
+            "method:to": lambda x, dtype: x.astype(dtype),
+            "method:astype": lambda x, dtype: x.astype(dtype),
+            "method:sum": lambda x, dim=None: x.sum(axis=dim),
+            "method:index_select": lambda x, dim, index: np().take(x, index, axis=dim),
+            "method:masked_select": lambda x, mask: x[mask],
+            "method:gather": lambda x, dim, index: np().take_along_axis(x, index, axis=dim),
+            "method:item": lambda x: x.item(),
+            "method:tolist": lambda x: x.tolist(),
+            "method:copy": lambda x: x.copy(),
+            "attr:T": attribute("T"),
+            "attr:mT": attribute("mT"),
+            "attr:real": attribute("real"),
+            "attr:imag": attribute("imag"),
+            "attr:shape": attribute("shape"),
+            # functions
+            "fn:add": lambda x, y, out=None: np().add(x, y, out=out),
+            "fn:mul": lambda x, y, out=None: np().multiply(x, y, out=out),
+            "fn:exp": lambda x, out=None: np().exp(x, out=out),
+            "fn:tensor": lambda a, dtype=None: np().array(a, dtype=dtype),
+            "fn:asarray": lambda a: np().asarray(a),
+            "fn:array": lambda a: np().array(a),
+            "fn:where": lambda c, x, y: np().where(c, x, y),
+            "fn:cat": lambda xs, dim=0: np().concatenate(xs, axis=dim),
+            "fn:stack": lambda xs, dim=0: np().stack(xs, axis=dim),
+            "fn:zeros": lambda *s, dtype="float32": np().zeros(_shape(s), dtype=dtype),
+            "fn:ones": lambda *s, dtype="float32": np().ones(_shape(s), dtype=dtype),
+            "fn:empty": lambda *s, dtype="float32": np().empty(_shape(s), dtype=dtype),
+            "fn:from_numpy": absent("the input already is a NumPy array"),
+            "fn:as_tensor": absent("the input already is a NumPy array"),
+        }
+        for name in ("add_", "sub_", "mul_", "div_", "exp_", "zero_", "fill_", "normal_",
+                     "uniform_", "clamp_", "relu_", "sigmoid_", "abs_", "neg_", "sqrt_", "copy_",
+                     "scale_", "t_", "transpose_", "resize_", "unsqueeze_", "squeeze_",
+                     "masked_fill_"):
+            ops["method:" + name] = no_inplace
+        for key in ("method:detach", "method:detach_", "method:requires_grad_", "method:backward",
+                    "method:numpy", "method:cpu", "attr:grad", "attr:data", "attr:is_leaf",
+                    "attr:requires_grad", "setattr:requires_grad", "setattr:data",
+                    "block:no_grad", "block:enable_grad", "fn:relu", "fn:relu_", "fn:ReLU"):
+            ops[key] = no_grad if "numpy" not in key and "cpu" not in key else absent(
+                "a NumPy array has no .numpy() / .cpu(); it already is a host array")
+        return ops

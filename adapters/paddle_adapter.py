@@ -1,0 +1,231 @@
+"""PaddlePaddle adapter. Paddle 3 has most of PyTorch's method names; where an argument
+convention differs (``transpose(perm)``, ``axis=``, list shapes) the table translates the
+arguments, and always calls Paddle's own operation of that meaning."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any, Iterator
+
+from conformance.adapters.base import (
+    Adapter, Layout, NotApplicable, Operation, absent, attribute, passthrough,
+)
+
+METHODS = (
+    "add_", "sub_", "mul_", "div_", "exp_", "zero_", "fill_", "normal_", "uniform_", "clamp_",
+    "sigmoid_", "abs_", "neg_", "sqrt_", "copy_", "detach_", "requires_grad_", "t_", "scale_",
+    "unsqueeze_", "squeeze_", "masked_fill_",
+    "t", "clone", "contiguous", "detach", "numpy", "cpu", "masked_select", "item", "tolist",
+    "astype",
+)
+ATTRIBUTES = ("T", "mT", "real", "imag", "shape", "grad", "data", "is_leaf", "stop_gradient")
+
+
+def _paddle() -> Any:
+    # Paddle prints a ccache notice on import and reads flags from the environment; keep
+    # the import quiet and deterministic.
+    os.environ.setdefault("GLOG_minloglevel", "2")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import paddle
+    return paddle
+
+
+def _shape(args: tuple) -> list:
+    return list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
+
+
+def _swap_perm(x: Any, d0: int, d1: int) -> list:
+    perm = list(range(len(x.shape)))
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return perm
+
+
+def _split(x: Any, size: int, dim: int = 0) -> list:
+    """torch.split semantics (pieces of ``size``) with Paddle's section list."""
+    n = x.shape[dim]
+    sections = [size] * (n // size) + ([n % size] if n % size else [])
+    return x.split(sections, axis=dim)
+
+
+class PaddleAdapter(Adapter):
+    name = "paddle"
+    module = "paddle"
+    distribution = "paddlepaddle"
+    install_hint = "pip install 'conformance[paddle]'"
+    error_patterns = {
+        "inplace_on_leaf": (r"Leaf Var .* that doesn't stop gradient can't use inplace strategy",),
+        "modified_saved_tensor": (r"inplace_version", r"modified by an? inplace operation",
+                                  r"has been modified by inplace"),
+        "overlapping_write": (r"more than one element of the written-to tensor",),
+        "dtype_cast": (r"can't be cast to the desired output type", r"cannot be cast",
+                       r"The type of data we are trying to retrieve .* does not match"),
+        "shape_mismatch": (r"shape .* is invalid", r"broadcast", r"ShapeError", r"should be equal to"),
+        "no_grad_fn": (r"stop_gradient=True", r"does not require grad"),
+        "read_only": (r"read-only", r"not writable", r"non-writable"),
+    }
+
+    def load(self) -> None:
+        paddle = _paddle()
+        paddle.set_device("cpu")
+
+
+    def device_unavailable(self, device: str) -> str | None:
+        if device == "cuda" and not _paddle().device.is_compiled_with_cuda():
+            return "no CUDA device: this paddle build has no CUDA"
+        return None
+
+    @contextlib.contextmanager
+    def isolation(self, seed: int) -> Iterator[None]:
+        paddle = _paddle()
+        grad_enabled = paddle.is_grad_enabled()
+        default_dtype = paddle.get_default_dtype()
+        rng = paddle.get_rng_state()
+        paddle.seed(seed)
+        try:
+            with super().isolation(seed):
+                yield
+        finally:
+            paddle.set_grad_enabled(grad_enabled)
+            paddle.set_default_dtype(default_dtype)
+            paddle.set_rng_state(rng)
+
+    def tensor_from_numpy(self, array: Any, spec: Any, device: str) -> Any:
+        t = _paddle().to_tensor(array, dtype=spec.dtype, place=device)
+        t.stop_gradient = not spec.requires_grad
+        return t
+
+    def operations(self) -> dict[str, Operation]:
+        paddle = _paddle
+        ops: dict[str, Operation] = {"method:" + m: passthrough(m) for m in METHODS}
+        ops.update({"attr:" + a: attribute(a) for a in ATTRIBUTES})
+        ops.update({
+            "method:view": lambda x, *s: x.view(_shape(s)),
+            "method:reshape": lambda x, *s: x.reshape(_shape(s)),
+            "method:transpose": lambda x, d0, d1: x.transpose(_swap_perm(x, d0, d1)),
+            "method:transpose_": lambda x, d0, d1: x.transpose_(_swap_perm(x, d0, d1)),
+            "method:permute": lambda x, *d: x.permute(_shape(d)),
+            "method:flatten": lambda x, start_dim=0, end_dim=-1: x.flatten(start_dim, end_dim),
+            "method:squeeze": lambda x, dim=None: x.squeeze(dim),
+            "method:unsqueeze": lambda x, dim: x.unsqueeze(dim),
+            "method:expand": lambda x, *s: x.expand(_shape(s)),
+            "method:diagonal": lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2),
+            "method:split": _split,
+            "method:chunk": lambda x, n, dim=0: x.chunk(n, axis=dim),
+            "method:flip": lambda x, dims: x.flip(list(dims)),
+            "method:to": lambda x, dtype: x.astype(dtype),
+            "method:sum": lambda x, dim=None: x.sum(axis=dim),
+            "method:index_select": lambda x, dim, index: x.index_select(index, axis=dim),
+            "method:gather": lambda x, dim, index: paddle().take_along_axis(x, index, axis=dim),
+            "method:backward": lambda x, gradient=None, retain_graph=False: x.backward(gradient, retain_graph),
+            "method:relu_": absent("paddle.Tensor has no relu_() method; the counterpart is "
+                                   "paddle.nn.functional.relu_(x)"),
+            "method:resize_": absent("paddle.Tensor.resize_ is not a counterpart of torch's resize_"),
+            "method:ravel": absent("paddle.Tensor has no ravel(); the counterpart is flatten()"),
+            "attr:requires_grad": lambda x: not x.stop_gradient,
+            "setattr:requires_grad": lambda x, v: setattr(x, "stop_gradient", not v),
+            "setattr:stop_gradient": lambda x, v: setattr(x, "stop_gradient", v),
+            "setattr:data": lambda x, v: setattr(x, "data", v),
+            "block:no_grad": lambda: paddle().no_grad(),
+            "block:enable_grad": lambda: paddle().enable_grad(),
+            "fn:add": lambda x, y, out=None: paddle().add(x, y, out=out),
+            "fn:mul": lambda x, y, out=None: paddle().multiply(x, y, out=out),
+            "fn:exp": lambda x, out=None: paddle().exp(x, out=out),
+            "fn:relu": _relu,
+            "fn:relu_": lambda x: paddle().nn.functional.relu_(x),
+            "fn:ReLU": _relu_layer,
+            "call": _call_layer,
+            "fn:from_numpy": lambda a: paddle().from_numpy(a),
+            "fn:as_tensor": lambda a: paddle().as_tensor(a),
+            "fn:tensor": lambda a, dtype=None: paddle().to_tensor(a, dtype=dtype),
+            "fn:asarray": lambda a: __import__("numpy").asarray(a),
+            "fn:array": lambda a: __import__("numpy").array(a),
+            "fn:where": lambda c, x, y: paddle().where(c, x, y),
+            "fn:cat": lambda xs, dim=0: paddle().concat(xs, axis=dim),
+            "fn:stack": lambda xs, dim=0: paddle().stack(xs, axis=dim),
+            "fn:zeros": lambda *s, dtype="float32": paddle().zeros(_shape(s), dtype=dtype),
+            "fn:ones": lambda *s, dtype="float32": paddle().ones(_shape(s), dtype=dtype),
+            "fn:empty": lambda *s, dtype="float32": paddle().empty(_shape(s), dtype=dtype),
+        })
+        return ops
+
+    # ---- probes
+
+    def _is_tensor(self, obj: Any) -> bool:
+        return isinstance(obj, _paddle().Tensor)
+
+    def is_array(self, obj: Any) -> bool:
+        return self._is_tensor(obj) or super().is_array(obj)
+
+    def to_numpy(self, obj: Any) -> Any:
+        if not self._is_tensor(obj):
+            return super().to_numpy(obj)
+        t = obj.detach()
+        if t.dtype == _paddle().bfloat16:
+            t = t.astype("float32")
+        return __import__("numpy").array(t.numpy(), copy=True)
+
+    def dtype_name(self, obj: Any) -> str:
+        if not self._is_tensor(obj):
+            return super().dtype_name(obj)
+        return str(obj.dtype).removeprefix("paddle.")
+
+    def layout(self, obj: Any) -> Layout:
+        if not self._is_tensor(obj):
+            return super().layout(obj)
+        size = obj.element_size()
+        # data_ptr() already includes the view's byte offset; get_strides() is in elements
+        ptr = obj.data_ptr()
+        return Layout(ptr, tuple(obj.shape), tuple(s * size for s in obj.get_strides()), size, None)
+
+    def same_allocation(self, a: Any, b: Any) -> bool:
+        if self._is_tensor(a) and self._is_tensor(b):
+            return bool(a._is_shared_buffer_with(b))
+        return super().same_allocation(a, b)
+
+    def grad(self, obj: Any) -> Any:
+        return obj.grad if self._is_tensor(obj) else None
+
+    def requires_grad(self, obj: Any) -> bool | None:
+        return (not obj.stop_gradient) if self._is_tensor(obj) else None
+
+    def is_leaf(self, obj: Any) -> bool | None:
+        return bool(obj.is_leaf) if self._is_tensor(obj) else None
+
+    def version_of(self, obj: Any) -> int | None:
+        return int(obj.inplace_version) if self._is_tensor(obj) else None
+
+    def probe_fill(self, obj: Any, value: Any) -> None:
+        if not self._is_tensor(obj):
+            return super().probe_fill(obj, value)
+        with _paddle().no_grad():
+            obj.fill_(value)
+
+    def probe_restore(self, obj: Any, snapshot: Any) -> None:
+        if not self._is_tensor(obj):
+            return super().probe_restore(obj, snapshot)
+        paddle = _paddle()
+        with paddle.no_grad():
+            obj.copy_(paddle.to_tensor(snapshot, dtype=obj.dtype))
+
+
+def _relu(x: Any, inplace: bool = False) -> Any:
+    if inplace:
+        raise NotApplicable("paddle.nn.functional.relu has no inplace argument; the counterpart "
+                            "is paddle.nn.functional.relu_")
+    return _paddle().nn.functional.relu(x)
+
+
+def _relu_layer(inplace: bool = False) -> Any:
+    if inplace:
+        raise NotApplicable("paddle.nn.ReLU has no inplace argument")
+    return _paddle().nn.ReLU()
+
+
+def _call_layer(layer: Any, *args: Any, **kwargs: Any) -> Any:
+    if not isinstance(layer, _paddle().nn.Layer):
+        raise TypeError(f"only layers can be called, not {type(layer).__name__}")
+    return layer(*args, **kwargs)

@@ -1,0 +1,180 @@
+"""PyTorch adapter. The neutral vocabulary follows PyTorch's names, so most methods pass
+straight through; torch is imported on first use only."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+from conformance.adapters.base import Adapter, Layout, Operation, absent, attribute, passthrough
+
+METHODS = (
+    # in place
+    "add_", "sub_", "mul_", "div_", "exp_", "zero_", "fill_", "normal_", "uniform_", "clamp_",
+    "relu_", "sigmoid_", "abs_", "neg_", "sqrt_", "copy_", "detach_", "requires_grad_", "t_",
+    "transpose_", "resize_", "unsqueeze_", "squeeze_", "masked_fill_",
+    # views, copies, reductions, conversions
+    "view", "reshape", "transpose", "permute", "t", "flatten", "ravel", "squeeze", "unsqueeze",
+    "expand", "diagonal", "split", "chunk", "flip", "clone", "contiguous", "detach", "numpy",
+    "cpu", "sum", "index_select", "masked_select", "gather", "item", "tolist", "backward",
+)
+ATTRIBUTES = ("T", "mT", "real", "imag", "shape", "grad", "data", "is_leaf", "requires_grad")
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def _dtype(name: str) -> Any:
+    return getattr(_torch(), name)  # name is one of model.DTYPES, validated at load time
+
+
+class TorchAdapter(Adapter):
+    name = "torch"
+    module = "torch"
+    distribution = "torch"
+    install_hint = "pip install 'conformance[torch]'"
+    error_patterns = {
+        "inplace_on_leaf": (r"leaf Variable that requires grad is being used in an in-place",),
+        "modified_saved_tensor": (r"modified by an inplace operation",),
+        "overlapping_write": (r"more than one element of the written-to tensor refers to a single memory",),
+        "dtype_cast": (r"result type \w+ can't be cast to the desired output type",),
+        "not_contiguous_view": (r"view size is not compatible with input tensor's size and stride",),
+        "no_grad_fn": (r"does not require grad and does not have a grad_fn",),
+        "graph_freed": (r"Trying to backward through the graph a second time",),
+        "requires_grad_conversion": (r"Can't call numpy\(\) on Tensor that requires grad",),
+        "read_only": (r"not writable", r"read-only"),
+        "shape_mismatch": (r"shape '\[.*\]' is invalid for input of size", r"must match the size",
+                           r"The expanded size of the tensor"),
+    }
+
+    def load(self) -> None:
+        _torch()
+
+
+    def device_unavailable(self, device: str) -> str | None:
+        if device == "cuda" and not _torch().cuda.is_available():
+            return "no CUDA device: torch.cuda.is_available() is False"
+        return None
+
+    @contextlib.contextmanager
+    def isolation(self, seed: int) -> Iterator[None]:
+        torch = _torch()
+        grad_enabled = torch.is_grad_enabled()
+        default_dtype = torch.get_default_dtype()
+        rng = torch.get_rng_state()
+        torch.manual_seed(seed)
+        try:
+            with super().isolation(seed):
+                yield
+        finally:
+            torch.set_grad_enabled(grad_enabled)
+            torch.set_default_dtype(default_dtype)
+            torch.set_rng_state(rng)
+
+    def tensor_from_numpy(self, array: Any, spec: Any, device: str) -> Any:
+        torch = _torch()
+        t = torch.tensor(array, dtype=_dtype(spec.dtype), device=device)
+        if spec.requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    def operations(self) -> dict[str, Operation]:
+        torch = _torch
+        ops: dict[str, Operation] = {"method:" + m: passthrough(m) for m in METHODS}
+        ops.update({"attr:" + a: attribute(a) for a in ATTRIBUTES})
+        ops.update({
+            "method:to": lambda x, dtype: x.to(_dtype(dtype)),
+            "method:astype": absent("torch tensors have no astype(); the counterpart is to(dtype)"),
+            "method:scale_": absent("torch has no scale_(); the counterpart is mul_()"),
+            "setattr:requires_grad": lambda x, v: setattr(x, "requires_grad", v),
+            "setattr:data": lambda x, v: setattr(x, "data", v),
+            "block:no_grad": lambda: torch().no_grad(),
+            "block:enable_grad": lambda: torch().enable_grad(),
+            "fn:add": lambda x, y, out=None: torch().add(x, y, out=out),
+            "fn:mul": lambda x, y, out=None: torch().mul(x, y, out=out),
+            "fn:exp": lambda x, out=None: torch().exp(x, out=out),
+            "fn:relu": lambda x, inplace=False: torch().nn.functional.relu(x, inplace=inplace),
+            "fn:relu_": lambda x: torch().nn.functional.relu_(x),
+            "fn:ReLU": lambda inplace=False: torch().nn.ReLU(inplace=inplace),
+            "call": _call_module,
+            "fn:from_numpy": lambda a: torch().from_numpy(a),
+            "fn:as_tensor": lambda a: torch().as_tensor(a),
+            "fn:tensor": lambda a, dtype=None: torch().tensor(a, dtype=None if dtype is None else _dtype(dtype)),
+            "fn:asarray": lambda a: __import__("numpy").asarray(a),
+            "fn:array": lambda a: __import__("numpy").array(a),
+            "fn:where": lambda c, x, y: torch().where(c, x, y),
+            "fn:cat": lambda xs, dim=0: torch().cat(xs, dim=dim),
+            "fn:stack": lambda xs, dim=0: torch().stack(xs, dim=dim),
+            "fn:zeros": lambda *s, dtype="float32": torch().zeros(*s, dtype=_dtype(dtype)),
+            "fn:ones": lambda *s, dtype="float32": torch().ones(*s, dtype=_dtype(dtype)),
+            "fn:empty": lambda *s, dtype="float32": torch().empty(*s, dtype=_dtype(dtype)),
+        })
+        return ops
+
+    # ---- probes
+
+    def _is_tensor(self, obj: Any) -> bool:
+        return isinstance(obj, _torch().Tensor)
+
+    def is_array(self, obj: Any) -> bool:
+        return self._is_tensor(obj) or super().is_array(obj)
+
+    def to_numpy(self, obj: Any) -> Any:
+        if not self._is_tensor(obj):
+            return super().to_numpy(obj)
+        t = obj.detach().cpu().resolve_conj().resolve_neg()
+        if t.dtype == _torch().bfloat16:
+            t = t.float()
+        return t.numpy().copy()
+
+    def dtype_name(self, obj: Any) -> str:
+        if not self._is_tensor(obj):
+            return super().dtype_name(obj)
+        return str(obj.dtype).removeprefix("torch.")
+
+    def layout(self, obj: Any) -> Layout:
+        if not self._is_tensor(obj):
+            return super().layout(obj)
+        storage = obj.untyped_storage()
+        size = obj.element_size()
+        start = storage.data_ptr()
+        return Layout(obj.data_ptr(), tuple(obj.shape), tuple(s * size for s in obj.stride()), size,
+                      (start, start + storage.nbytes()))
+
+    def grad(self, obj: Any) -> Any:
+        return obj.grad if self._is_tensor(obj) else None
+
+    def requires_grad(self, obj: Any) -> bool | None:
+        return bool(obj.requires_grad) if self._is_tensor(obj) else None
+
+    def is_leaf(self, obj: Any) -> bool | None:
+        return bool(obj.is_leaf) if self._is_tensor(obj) else None
+
+    def version_of(self, obj: Any) -> int | None:
+        return int(obj._version) if self._is_tensor(obj) else None
+
+    def probe_fill(self, obj: Any, value: Any) -> None:
+        if not self._is_tensor(obj):
+            return super().probe_fill(obj, value)
+        with _torch().no_grad():
+            obj.fill_(value)
+
+    def probe_restore(self, obj: Any, snapshot: Any) -> None:
+        if not self._is_tensor(obj):
+            return super().probe_restore(obj, snapshot)
+        torch = _torch()
+        with torch.no_grad():
+            try:
+                obj.copy_(torch.from_numpy(snapshot))
+            except RuntimeError:  # internal overlap (expand): write element by element
+                for index in zip(*[r.reshape(-1) for r in __import__("numpy").indices(snapshot.shape)]):
+                    obj[index] = snapshot[index].item()
+
+
+def _call_module(module: Any, *args: Any, **kwargs: Any) -> Any:
+    if not isinstance(module, _torch().nn.Module):
+        raise TypeError(f"only layers can be called, not {type(module).__name__}")
+    return module(*args, **kwargs)

@@ -1,0 +1,136 @@
+"""pytest collection nodes for case files: one item per (case, framework).
+
+A file that cannot be loaded, or a case in it that is invalid, becomes an item that fails
+with the precise message, instead of a collection error: pytest stops the whole run on
+collection errors, and one bad file must not hide the results of the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from conformance import claims, registry
+from conformance.engine import FAIL, Outcome, run
+from conformance.loader import Vocabulary, load_file
+from conformance.model import Case, CaseFormatError, Location
+from conformance.render import render_failure
+from conformance.results import RECORD_KEY, outcome_record
+
+outcome_key = pytest.StashKey[Outcome]()
+
+
+@dataclass
+class CaseIndex:
+    """Session-wide: the vocabulary, and where each case id was first seen."""
+
+    vocabulary: Vocabulary
+    first_seen: dict[str, Location] = field(default_factory=dict)
+
+
+def make_index() -> CaseIndex:
+    return CaseIndex(Vocabulary(frameworks=registry.framework_names(),
+                                operations=registry.known_operations(),
+                                claims=claims.claim_ids()))
+
+
+index_key = pytest.StashKey[CaseIndex]()
+
+
+class CaseFailed(Exception):
+    def __init__(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+        super().__init__(outcome.reason)
+
+
+class CaseFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        index = self.config.stash[index_key]
+        display = _display_path(self.path, Path(str(self.config.rootpath)))
+        result = load_file(self.path, index.vocabulary, display_path=display)
+        for case_id, error in result.errors:
+            yield CaseErrorItem.from_parent(self, name=f"{case_id or '<file>'}[load]", error=error)
+        for case in result.cases:
+            first = index.first_seen.setdefault(case.id, case.location)
+            if first is not case.location:
+                error = CaseFormatError(case.location, f"duplicate case id {case.id!r} (first defined at {first})",
+                                        "give each case a unique id")
+                yield CaseErrorItem.from_parent(self, name=f"{case.id}[duplicate]", error=error)
+                continue
+            for framework in index.vocabulary.frameworks:
+                yield CaseItem.from_parent(self, name=f"{case.id}[{framework}]", case=case, framework=framework)
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, case: Case, framework: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.framework = framework
+        self.keywords[framework] = True
+        for tag in case.tags:
+            self.keywords[tag] = True
+
+    def runtest(self) -> None:
+        adapter = registry.get_adapter(self.framework)
+        missing = adapter.unavailable()
+        if missing:
+            pytest.skip(missing)
+        outcome = run(self.case, adapter)
+        self.stash[outcome_key] = outcome
+        if outcome.verdict == FAIL:
+            raise CaseFailed(outcome)
+        if outcome.verdict != "pass":
+            pytest.skip(outcome.reason)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CaseFailed):
+            return render_failure(self.case, excinfo.value.outcome)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.case.location.line - 1, f"{self.case.id}[{self.framework}]"
+
+    def record(self) -> dict[str, Any] | None:
+        outcome = self.stash.get(outcome_key, None)
+        if outcome is None:
+            return None
+        data = outcome_record(outcome)
+        data.update(case=self.case.id, framework=self.framework, file=str(self.case.location.file),
+                    line=self.case.location.line)
+        return data
+
+
+class CaseErrorItem(pytest.Item):
+    """A case file or case that could not be loaded: fails with the loader's message."""
+
+    def __init__(self, *, error: CaseFormatError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def runtest(self) -> None:
+        raise self.error
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CaseFormatError):
+            return excinfo.value.render()
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.error.location.line - 1, f"invalid case: {self.error.message}"
+
+    def record(self) -> dict[str, Any]:
+        return {"verdict": "error", "reason": self.error.render(), "file": self.error.location.file,
+                "line": self.error.location.line, "case": self.name.rsplit("[", 1)[0], "framework": None}
+
+
+def _display_path(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+__all__ = ["CaseFile", "CaseItem", "CaseErrorItem", "CaseFailed", "RECORD_KEY", "make_index", "index_key"]

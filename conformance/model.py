@@ -1,0 +1,288 @@
+"""The case model: frozen, framework-free descriptions of what a case does and expects.
+
+Nothing here imports a framework. A :class:`Case` is produced by :mod:`conformance.loader`
+from YAML and consumed by :mod:`conformance.engine`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Union
+
+# Framework-neutral error kinds an expectation can name. Adapters map their exceptions
+# onto these; anything they do not recognise is ``other``.
+ERROR_KINDS: Mapping[str, str] = {
+    "inplace_on_leaf": "in-place operation on a leaf (or a view of a leaf) that requires grad",
+    "modified_saved_tensor": "a tensor saved for backward was modified in place before backward",
+    "read_only": "write into read-only memory (non-writeable array)",
+    "overlapping_write": "in-place write into memory where several elements share one location",
+    "dtype_cast": "the result dtype cannot be cast to the in-place / out= destination's dtype",
+    "shape_mismatch": "shapes cannot be broadcast / reshaped / viewed as asked",
+    "not_contiguous_view": "a view was asked of memory whose strides cannot express it",
+    "no_grad_fn": "backward on a tensor that does not require grad / has no grad_fn",
+    "graph_freed": "backward through a graph a second time after its buffers were freed",
+    "requires_grad_conversion": "conversion (e.g. to NumPy) refused because the tensor requires grad",
+    "type_error": "an argument of the wrong Python type",
+    "other": "any other exception",
+}
+
+RELATIONS = ("shares_memory", "same_storage", "same_object")
+TENSOR_PROPERTIES = ("values", "dtype", "shape", "grad", "requires_grad", "is_leaf", "version_change")
+DTYPES = (
+    "bool", "uint8", "int8", "int16", "int32", "int64",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
+)
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where something was written: file, 1-based line and column."""
+
+    file: str
+    line: int
+    column: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+class CaseFormatError(Exception):
+    """A case file is not valid. Carries where, what, and how to fix it."""
+
+    def __init__(self, location: Location, message: str, hint: str | None = None) -> None:
+        self.location = location
+        self.message = message
+        self.hint = hint
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        text = f"{self.location.file}:{self.location.line}:{self.location.column}: {self.message}"
+        if self.hint:
+            text += f"\n  fix: {self.hint}"
+        return text
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """One named input under ``given``."""
+
+    name: str
+    values: Any  # nested lists of numbers (already expanded from data/fill/arange)
+    dtype: str
+    shape: tuple[int, ...]
+    requires_grad: bool = False
+    kind: str = "tensor"  # "tensor" (the framework's own) or "ndarray" (a NumPy array)
+    writeable: bool = True
+    imag: Any = None  # imaginary parts for complex dtypes, same nesting as values
+    location: Location | None = None
+
+
+# --------------------------------------------------------------------------- steps (IR)
+# Expressions and statements produced by conformance.steps from the step text. They name
+# operations by neutral keys ("method:add_", "fn:relu", "attr:T"), resolved only through
+# an adapter's operation table.
+
+
+@dataclass(frozen=True)
+class Ref:
+    name: str
+
+
+@dataclass(frozen=True)
+class Const:
+    value: Any  # int, float, bool, None, str, Ellipsis
+
+
+@dataclass(frozen=True)
+class Seq:
+    items: tuple[Expr, ...]
+    tuple_: bool = False
+
+
+@dataclass(frozen=True)
+class SliceExpr:
+    start: Expr | None
+    stop: Expr | None
+    step: Expr | None
+
+
+@dataclass(frozen=True)
+class Op:
+    """A call to a table operation: ``fn:NAME`` (args), ``method:NAME`` (receiver is
+    ``args[0]``), ``attr:NAME`` (one arg), ``call`` (calling a value, e.g. a layer)."""
+
+    key: str
+    args: tuple[Expr, ...] = ()
+    kwargs: tuple[tuple[str, Expr], ...] = ()
+
+
+@dataclass(frozen=True)
+class PyOp:
+    """A Python operator (``+``, ``-x``, ``x[i]``, ``x > 0``) applied to values."""
+
+    op: str  # key of conformance.engine.PY_OPERATORS
+    args: tuple[Expr, ...]
+
+
+Expr = Union[Ref, Const, Seq, SliceExpr, Op, PyOp]
+
+
+@dataclass(frozen=True)
+class NameTarget:
+    name: str
+
+
+@dataclass(frozen=True)
+class ItemTarget:
+    obj: Expr
+    index: Expr
+
+
+@dataclass(frozen=True)
+class AttrTarget:
+    obj: Expr
+    attr: str  # resolved through "attr:NAME" / "setattr:NAME"
+
+
+Target = Union[NameTarget, ItemTarget, AttrTarget]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One statement. ``kind`` is ``assign``, ``augassign``, ``expr`` or ``block``."""
+
+    number: int  # 1-based, in the order steps run (blocks are not numbered)
+    text: str
+    kind: str
+    location: Location
+    targets: tuple[Target, ...] = ()  # assign: one target, or several for ``a, b = ...``
+    value: Expr | None = None
+    aug_op: str | None = None  # augassign: key of PY_OPERATORS ("iadd", ...)
+    block: str | None = None  # block: "no_grad" / "enable_grad"
+    body: tuple[Step, ...] = ()
+
+    def flat(self) -> list[Step]:
+        if self.kind != "block":
+            return [self]
+        out: list[Step] = []
+        for s in self.body:
+            out.extend(s.flat())
+        return out
+
+
+# --------------------------------------------------------------------------- expectations
+
+
+@dataclass(frozen=True)
+class ErrorDetail:
+    """Per-framework detail of an expected error: exception type name and message regex."""
+
+    type: str | None = None
+    match: str | None = None
+
+
+@dataclass(frozen=True)
+class ErrorExpectation:
+    at: int  # step number
+    kind: str
+    details: Mapping[str, ErrorDetail] = field(default_factory=dict)
+    location: Location | None = None
+
+
+@dataclass(frozen=True)
+class WarningExpectation:
+    at: int
+    match: str
+    location: Location | None = None
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What must hold after the steps. ``relations`` maps a relation name to
+    ``{(a, b): bool}``; ``properties`` maps a property name to ``{tensor: value}``."""
+
+    relations: Mapping[str, Mapping[tuple[str, str], bool]] = field(default_factory=dict)
+    properties: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    error: ErrorExpectation | None = None
+    warning: WarningExpectation | None = None
+    # where each entry was written: ("values", "y") -> Location, ("error",) -> Location
+    locations: Mapping[tuple, Location] = field(default_factory=dict)
+
+    def merged(self, override: ExpectOverride) -> Expect:
+        relations = {k: dict(v) for k, v in self.relations.items()}
+        for rel, pairs in override.expect.relations.items():
+            relations.setdefault(rel, {}).update(pairs)
+        properties = {k: dict(v) for k, v in self.properties.items()}
+        for prop, entries in override.expect.properties.items():
+            properties.setdefault(prop, {}).update(entries)
+        locations = dict(self.locations)
+        locations.update(override.expect.locations)
+        error = self.error
+        if override.replaces_error:
+            error = override.expect.error
+        warning = self.warning
+        if override.replaces_warning:
+            warning = override.expect.warning
+        return replace(
+            self, relations=relations, properties=properties, error=error,
+            warning=warning, locations=locations,
+        )
+
+
+@dataclass(frozen=True)
+class ExpectOverride:
+    expect: Expect
+    replaces_error: bool = False
+    replaces_warning: bool = False
+
+
+@dataclass(frozen=True)
+class FrameworkOverride:
+    framework: str
+    reason: str
+    expect: ExpectOverride | None = None
+    not_applicable: str | None = None
+    location: Location | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    title: str
+    location: Location
+    steps: tuple[Step, ...]
+    expect: Expect
+    given: tuple[TensorSpec, ...] = ()
+    tags: tuple[str, ...] = ()
+    claims: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+    device: str = "cpu"
+    overrides: Mapping[str, FrameworkOverride] = field(default_factory=dict)
+
+    @property
+    def family(self) -> str:
+        return self.id.split(".", 1)[0]
+
+    def flat_steps(self) -> list[Step]:
+        out: list[Step] = []
+        for s in self.steps:
+            out.extend(s.flat())
+        return out
+
+    def operations(self) -> set[str]:
+        """Every operation-table key the steps use."""
+        from conformance.steps import operations_of  # local: steps imports model
+
+        keys: set[str] = set()
+        for step in self.steps:
+            keys |= operations_of(step)
+        return keys
+
+    def expect_for(self, framework: str) -> Expect:
+        override = self.overrides.get(framework)
+        if override is None or override.expect is None:
+            return self.expect
+        return self.expect.merged(override.expect)

@@ -1,0 +1,40 @@
+"""Human-readable text for an outcome that failed: what was expected, what was observed,
+where the expectation is written, and the steps with the one that did it marked."""
+
+from __future__ import annotations
+
+from conformance.engine import Outcome
+from conformance.model import Case
+
+
+def render_failure(case: Case, outcome: Outcome) -> str:
+    lines = [f"{case.id}[{outcome.framework}] — {case.title}", f"  case at {case.location}"]
+    if outcome.override_reason:
+        lines.append(f"  {outcome.framework} override in effect: {outcome.override_reason}")
+    marked = {m.step for m in outcome.mismatches if m.step}
+    for m in outcome.mismatches:
+        where = f"  ({m.location})" if m.location else ""
+        lines.append("")
+        lines.append(f"  {m.what}{where}")
+        lines.append(f"    expected: {m.expected}")
+        lines.append(f"    observed: {m.observed}")
+        if m.step:
+            lines.append(f"    by step {m.step}: {outcome.steps[m.step - 1].text}")
+        if m.detail:
+            lines.append(f"    {m.detail}")
+    lines.append("")
+    lines.append("  steps:")
+    for rec in outcome.steps:
+        mark = ">" if rec.number in marked else " "
+        status = {"ok": "", "not_run": "  (not run)"}.get(rec.status, "")
+        if rec.error:
+            status = f"  -> raised {rec.error.type} [{rec.error.kind}]: {_first_line(rec.error.message)}"
+        lines.append(f"  {mark}{rec.number:>3}  {rec.text}   # line {rec.location.line}{status}")
+        for w in rec.warnings:
+            lines.append(f"         warning: {_first_line(w)}")
+    return "\n".join(lines)
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."

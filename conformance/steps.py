@@ -1,0 +1,245 @@
+"""Step text -> step IR, through ``ast`` and an allowlist.
+
+A step reads like one line of Python (``y = x.add_(1)``, ``x[1:] = 0``, ``x += 1``,
+``y.sum().backward()``), but it is never executed as Python. It is parsed with
+:func:`ast.parse` and only the constructs below are accepted; every call and attribute
+becomes an operation-table key (``method:add_``, ``fn:relu``, ``attr:T``) that an adapter
+must define. Names starting with ``_`` (and so every dunder) are refused outright.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterable
+
+from conformance.model import (
+    AttrTarget, CaseFormatError, Const, Expr, ItemTarget, Location, NameTarget, Op, PyOp,
+    Ref, Seq, SliceExpr, Step, Target,
+)
+
+MAX_STEP_CHARS = 500
+
+BINARY = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
+    ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul",
+    ast.BitAnd: "and_", ast.BitOr: "or_", ast.BitXor: "xor",
+}
+INPLACE = {k: "i" + v.rstrip("_") for k, v in BINARY.items()}
+UNARY = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "invert"}
+COMPARE = {ast.Gt: "gt", ast.Lt: "lt", ast.GtE: "ge", ast.LtE: "le", ast.Eq: "eq", ast.NotEq: "ne"}
+BLOCKS = ("no_grad", "enable_grad")
+
+_REFUSED = {
+    ast.Lambda: "lambda", ast.IfExp: "a conditional expression", ast.BoolOp: "'and' / 'or'",
+    ast.Dict: "a dict literal", ast.Set: "a set literal", ast.ListComp: "a comprehension",
+    ast.SetComp: "a comprehension", ast.DictComp: "a comprehension",
+    ast.GeneratorExp: "a generator expression", ast.JoinedStr: "an f-string",
+    ast.NamedExpr: "':='", ast.Await: "await", ast.Yield: "yield", ast.YieldFrom: "yield",
+    ast.Starred: "'*' unpacking",
+}
+
+
+class _Parser:
+    def __init__(self, text: str, location: Location, defined: set[str]) -> None:
+        self.text = text
+        self.location = location
+        self.defined = defined
+
+    def fail(self, node: ast.AST | None, message: str, hint: str | None = None) -> CaseFormatError:
+        col = self.location.column
+        if node is not None and getattr(node, "col_offset", None) is not None:
+            # point into the step text; the YAML column is where the text starts
+            col = self.location.column + node.col_offset
+        return CaseFormatError(
+            Location(self.location.file, self.location.line, col),
+            f"in step {self.text!r}: {message}", hint,
+        )
+
+    # ---- statements
+
+    def statement(self, number: int) -> Step:
+        if len(self.text) > MAX_STEP_CHARS:
+            raise self.fail(None, f"a step is at most {MAX_STEP_CHARS} characters",
+                            "split it into several steps")
+        try:
+            module = ast.parse(self.text, mode="exec")
+        except SyntaxError as exc:
+            raise self.fail(None, f"not a valid step: {exc.msg}",
+                            "write one Python-like statement, e.g. 'y = x.add_(1)'") from None
+        if len(module.body) != 1:
+            raise self.fail(None, "a step must be exactly one statement",
+                            "put each statement in its own list item")
+        stmt = module.body[0]
+        base = dict(number=number, text=self.text, location=self.location)
+        if isinstance(stmt, ast.Assign):
+            if len(stmt.targets) != 1:
+                raise self.fail(stmt, "chained assignment 'a = b = ...' is not supported",
+                                "assign one name per step")
+            target = stmt.targets[0]
+            if isinstance(target, (ast.Tuple, ast.List)):
+                targets = tuple(self.name_target(t) for t in target.elts)
+            else:
+                targets = (self.target(target),)
+            return Step(kind="assign", targets=targets, value=self.expr(stmt.value), **base)
+        if isinstance(stmt, ast.AugAssign):
+            op = INPLACE.get(type(stmt.op))
+            if op is None:
+                raise self.fail(stmt, "this augmented assignment operator is not supported")
+            return Step(kind="augassign", targets=(self.target(stmt.target),),
+                        value=self.expr(stmt.value), aug_op=op, **base)
+        if isinstance(stmt, ast.Expr):
+            return Step(kind="expr", value=self.expr(stmt.value), **base)
+        raise self.fail(stmt, f"'{type(stmt).__name__}' statements are not allowed in a step",
+                        "use an assignment, an augmented assignment or an operation call")
+
+    def name_target(self, node: ast.AST) -> NameTarget:
+        if not isinstance(node, ast.Name):
+            raise self.fail(node, "only plain names can be unpacked into", "e.g. 'a, b = x.chunk(2)'")
+        self.check_name(node, node.id)
+        return NameTarget(node.id)
+
+    def target(self, node: ast.AST) -> Target:
+        if isinstance(node, ast.Name):
+            return self.name_target(node)
+        if isinstance(node, ast.Subscript):
+            return ItemTarget(self.expr(node.value), self.index(node.slice))
+        if isinstance(node, ast.Attribute):
+            self.check_name(node, node.attr)
+            return AttrTarget(self.expr(node.value), node.attr)
+        raise self.fail(node, "cannot assign to this", "assign to a name, x[...] or x.attribute")
+
+    # ---- expressions
+
+    def check_name(self, node: ast.AST, name: str) -> None:
+        if name.startswith("_"):
+            raise self.fail(node, f"names starting with '_' are not allowed ({name!r})",
+                            "cases may only use public operation names and their own tensors")
+
+    def expr(self, node: ast.AST) -> Expr:
+        if type(node) in _REFUSED:
+            raise self.fail(node, f"{_REFUSED[type(node)]} is not allowed in a step")
+        if isinstance(node, ast.Name):
+            self.check_name(node, node.id)
+            return Ref(node.id)
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, bytes):
+                raise self.fail(node, "bytes literals are not allowed")
+            return Const(node.value)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return Seq(tuple(self.expr(e) for e in node.elts), tuple_=isinstance(node, ast.Tuple))
+        if isinstance(node, ast.UnaryOp):
+            if type(node.op) not in UNARY:
+                raise self.fail(node, "'not' is not allowed in a step")
+            return PyOp(UNARY[type(node.op)], (self.expr(node.operand),))
+        if isinstance(node, ast.BinOp):
+            if type(node.op) not in BINARY:
+                raise self.fail(node, "this operator is not supported")
+            return PyOp(BINARY[type(node.op)], (self.expr(node.left), self.expr(node.right)))
+        if isinstance(node, ast.Compare):
+            if len(node.ops) != 1 or type(node.ops[0]) not in COMPARE:
+                raise self.fail(node, "only one comparison (<, <=, >, >=, ==, !=) is allowed",
+                                "use 'same_object' in expect to compare identities")
+            return PyOp(COMPARE[type(node.ops[0])],
+                        (self.expr(node.left), self.expr(node.comparators[0])))
+        if isinstance(node, ast.Subscript):
+            return PyOp("getitem", (self.expr(node.value), self.index(node.slice)))
+        if isinstance(node, ast.Attribute):
+            self.check_name(node, node.attr)
+            return Op("attr:" + node.attr, (self.expr(node.value),))
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        raise self.fail(node, f"'{type(node).__name__}' is not allowed in a step")
+
+    def call(self, node: ast.Call) -> Op:
+        args = tuple(self.expr(a) for a in node.args)
+        kwargs = []
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise self.fail(node, "'**' unpacking is not allowed in a step")
+            self.check_name(node, kw.arg)
+            kwargs.append((kw.arg, self.expr(kw.value)))
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            self.check_name(func, func.attr)
+            return Op("method:" + func.attr, (self.expr(func.value),) + args, tuple(kwargs))
+        if isinstance(func, ast.Name):
+            self.check_name(func, func.id)
+            if func.id in self.defined:  # calling a value the case made, e.g. a layer
+                return Op("call", (Ref(func.id),) + args, tuple(kwargs))
+            return Op("fn:" + func.id, args, tuple(kwargs))
+        return Op("call", (self.expr(func),) + args, tuple(kwargs))
+
+    def index(self, node: ast.AST) -> Expr:
+        if isinstance(node, ast.Slice):
+            return SliceExpr(*(None if part is None else self.expr(part)
+                               for part in (node.lower, node.upper, node.step)))
+        if isinstance(node, ast.Tuple):
+            return Seq(tuple(self.index(e) for e in node.elts), tuple_=True)
+        return self.expr(node)
+
+
+def parse_step(text: str, number: int, location: Location, defined: set[str]) -> Step:
+    """Parse one step's text. ``defined`` holds the names bound before it (a call of a
+    defined name calls that value, e.g. a layer; otherwise it is a function operation)."""
+    return _Parser(text, location, defined).statement(number)
+
+
+# --------------------------------------------------------------------------- walking the IR
+
+
+def _children(expr: Expr | None) -> Iterable[Expr]:
+    if isinstance(expr, Seq):
+        return expr.items
+    if isinstance(expr, SliceExpr):
+        return [p for p in (expr.start, expr.stop, expr.step) if p is not None]
+    if isinstance(expr, Op):
+        return list(expr.args) + [v for _, v in expr.kwargs]
+    if isinstance(expr, PyOp):
+        return expr.args
+    return ()
+
+
+def _walk(expr: Expr | None) -> Iterable[Expr]:
+    if expr is None:
+        return
+    yield expr
+    for child in _children(expr):
+        yield from _walk(child)
+
+
+def _step_exprs(step: Step) -> list[Expr]:
+    exprs: list[Expr] = [step.value] if step.value is not None else []
+    for target in step.targets:
+        if isinstance(target, ItemTarget):
+            exprs += [target.obj, target.index]
+        elif isinstance(target, AttrTarget):
+            exprs.append(target.obj)
+    return exprs
+
+
+def operations_of(step: Step) -> set[str]:
+    """Operation-table keys a step (and its block body) needs."""
+    if step.kind == "block":
+        keys = {"block:" + str(step.block)}
+        for inner in step.body:
+            keys |= operations_of(inner)
+        return keys
+    keys = {e.key for x in _step_exprs(step) for e in _walk(x) if isinstance(e, Op)}
+    for target in step.targets:
+        if isinstance(target, AttrTarget):
+            keys.add("setattr:" + target.attr)
+            if step.kind == "augassign":
+                keys.add("attr:" + target.attr)
+    return keys
+
+
+def names_read(step: Step) -> list[Ref]:
+    """Names a (non-block) step reads, in order; augmented assignment reads its target."""
+    refs = [e for x in _step_exprs(step) for e in _walk(x) if isinstance(e, Ref)]
+    if step.kind == "augassign" and isinstance(step.targets[0], NameTarget):
+        refs.insert(0, Ref(step.targets[0].name))
+    return refs
+
+
+def names_bound(step: Step) -> list[str]:
+    return [t.name for t in step.targets if isinstance(t, NameTarget)]
