@@ -2,6 +2,7 @@
 
     conformance run [PYTEST ARGS...]   run the corpus, write reports/results.json
     conformance list                   list the cases (id, file:line, claims)
+    conformance ops                    print the operation vocabulary (Markdown)
 """
 
 from __future__ import annotations
@@ -57,6 +58,13 @@ def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
     return status
 
 
+def cmd_ops(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance.operations import operations_markdown
+
+    sys.stdout.write(operations_markdown())
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -69,6 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     lst = sub.add_parser("list", help="list the cases")
     lst.add_argument("paths", nargs="*")
     lst.set_defaults(func=cmd_list)
+    ops = sub.add_parser("ops", help="print the operation vocabulary (docs/operations.md)")
+    ops.set_defaults(func=cmd_ops)
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "run":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
