@@ -288,5 +288,6 @@ NUMPY_ERRORS: Mapping[str, tuple[str, ...]] = {
     "shape_mismatch": (r"cannot reshape", r"could not be broadcast", r"operands could not",
                        r"shape mismatch", r"non-broadcastable"),
     "not_contiguous_view": (r"Incompatible shape for in-place modification", r"copy=False",
-                            r"without copying", r"Unable to avoid copy"),
+                            r"without copying", r"Unable to avoid copy",
+                            r"Unable to avoid creating a copy"),
 }

@@ -66,6 +66,7 @@ class PaddleAdapter(Adapter):
         "shape_mismatch": (r"shape .* is invalid", r"broadcast", r"ShapeError", r"should be equal to"),
         "no_grad_fn": (r"stop_gradient=True", r"does not require grad"),
         "read_only": (r"read-only", r"not writable", r"non-writable"),
+        "not_contiguous_view": (r"can not be viewed, please call reshape",),
     }
 
     def load(self) -> None:
@@ -94,7 +95,7 @@ class PaddleAdapter(Adapter):
             paddle.set_rng_state(rng)
 
     def tensor_from_numpy(self, array: Any, spec: Any, device: str) -> Any:
-        t = _paddle().to_tensor(array, dtype=spec.dtype, place=device)
+        t = _paddle().to_tensor(array, dtype=spec.dtype, place="gpu" if device == "cuda" else "cpu")
         t.stop_gradient = not spec.requires_grad
         return t
 
@@ -134,6 +135,9 @@ class PaddleAdapter(Adapter):
             "fn:add": lambda x, y, out=None: paddle().add(x, y, out=out),
             "fn:mul": lambda x, y, out=None: paddle().multiply(x, y, out=out),
             "fn:exp": lambda x, out=None: paddle().exp(x, out=out),
+            "fn:abs": lambda x, out=None: paddle().abs(x, out=out),
+            "fn:abs_": lambda x: paddle().abs_(x),
+            "method:scale": lambda x, scale=1.0, bias=0.0: x.scale(scale, bias),
             "fn:relu": _relu,
             "fn:relu_": lambda x: paddle().nn.functional.relu_(x),
             "fn:ReLU": _relu_layer,

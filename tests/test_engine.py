@@ -1,0 +1,138 @@
+"""The engine on the fake adapter: verdicts, mismatches, errors, probes, identity."""
+
+from __future__ import annotations
+
+import textwrap
+
+from conformance.engine import FAIL, NOT_APPLICABLE, PASS, run
+from conformance.loader import Vocabulary, load_text
+from conformance.model import Case
+from fake_adapter import FakeAdapter, LyingAdapter
+
+FRAMEWORKS = ("fake", "liar")
+
+
+def case(steps: list[str], expect: str, given: str = "{x: [1.0, 2.0, 3.0, 4.0]}", extra: str = "") -> Case:
+    steps_yaml = "\n".join(f"      - {s!r}" for s in steps)
+    text = textwrap.dedent(f"""\
+cases:
+  - id: t.case
+    title: test
+    given: {given}
+    steps:
+{steps_yaml}
+    expect: {expect}
+{extra}""")
+    result = load_text(text, "t.yaml", Vocabulary(frameworks=FRAMEWORKS))
+    assert not result.errors, result.errors[0][1].render()
+    return result.cases[0]
+
+
+def test_inplace_method_passes_when_expectations_hold() -> None:
+    c = case(["y = x.add_(1)"], "{same_object: {y & x: true}, values: {x: [2.0, 3.0, 4.0, 5.0]}, version_change: {x: 1}}")
+    outcome = run(c, FakeAdapter())
+    assert outcome.verdict == PASS, outcome.mismatches
+    assert outcome.observed["values.x"] == [2.0, 3.0, 4.0, 5.0]
+    assert [s.status for s in outcome.steps] == ["ok"]
+
+
+def test_value_mismatch_reports_expected_observed_line_and_step() -> None:
+    c = case(["y = x.clone()", "y.add_(1)"], "{values: {x: [2.0, 3.0, 4.0, 5.0]}, shares_memory: {y & x: true}}")
+    outcome = run(c, FakeAdapter())
+    assert outcome.verdict == FAIL
+    values, sharing = outcome.mismatches
+    assert values.what == "values of x" and values.expected == "[2.0, 3.0, 4.0, 5.0]"
+    assert values.observed == "[1.0, 2.0, 3.0, 4.0]"
+    assert values.location is not None and values.location.line == 8
+    assert sharing.what == "shares_memory(y, x)" and sharing.expected is True and sharing.observed is False
+    assert sharing.step == 1  # the step that bound y
+    assert "behaviour probe: wrote through y, did not see the change in x" in sharing.detail
+
+
+def test_view_shares_memory_by_both_probes_and_values_are_restored() -> None:
+    c = case(["y = x.view(2, 2)"], "{shares_memory: {y & x: true}, values: {x: [1.0, 2.0, 3.0, 4.0]}}")
+    outcome = run(c, FakeAdapter())
+    assert outcome.verdict == PASS, outcome.mismatches
+
+
+def test_probes_that_disagree_fail_the_case_showing_both() -> None:
+    c = case(["y = x.view(2, 2)"], "{shares_memory: {y & x: false}}")
+    outcome = run(c, LyingAdapter())
+    assert outcome.verdict == FAIL
+    (m,) = outcome.mismatches
+    assert m.what == "shares_memory(y, x): probes disagree"
+    assert m.observed == "metadata=False, behaviour=True"
+    assert "metadata probe: no overlap; behaviour probe: wrote through y, saw the change in x" in m.detail
+
+
+def test_same_storage_without_overlap() -> None:
+    c = case(["a = x[::2]", "b = x[1::2]"], "{same_storage: {a & b: true}, shares_memory: {a & b: false}}")
+    assert run(c, FakeAdapter()).verdict == PASS
+
+
+def test_expected_error_at_the_right_step_with_type_and_message() -> None:
+    c = case(["y = x.clone()", "x.leafy_()"],
+             "{error: {at: 2, kind: inplace_on_leaf, fake: {type: RuntimeError, match: 'leaf Variable'}}, "
+             "values: {x: [1.0, 2.0, 3.0, 4.0]}}")
+    outcome = run(c, FakeAdapter())
+    assert outcome.verdict == PASS, outcome.mismatches
+    assert outcome.steps[1].error is not None and outcome.steps[1].error.kind == "inplace_on_leaf"
+
+
+def test_expected_error_that_does_not_happen_fails() -> None:
+    c = case(["y = x.clone()"], "{error: {at: 1, kind: inplace_on_leaf}}")
+    (m,) = run(c, FakeAdapter()).mismatches
+    assert m.what == "error" and m.observed == "no error: every step completed"
+
+
+def test_wrong_error_message_fails() -> None:
+    c = case(["x.leafy_()"], "{error: {at: 1, kind: inplace_on_leaf, fake: {match: 'saved tensor'}}}")
+    (m,) = run(c, FakeAdapter()).mismatches
+    assert m.what == "error message" and "leaf Variable" in m.observed
+
+
+def test_unexpected_error_stops_the_run_and_is_shown() -> None:
+    c = case(["x.leafy_()", "y = x.clone()"], "{values: {y: [1.0]}}")
+    outcome = run(c, FakeAdapter())
+    assert outcome.verdict == FAIL
+    raised, unbound = outcome.mismatches
+    assert raised.what == "step 1 raised" and raised.observed.startswith("RuntimeError: a leaf Variable")
+    assert "'y' was never bound (the run stopped at step 1)" in unbound.observed
+    assert [s.status for s in outcome.steps] == ["error", "not_run"]
+
+
+def test_missing_operation_is_not_applicable() -> None:
+    c = case(["y = only_elsewhere(x)"], "{values: {y: [1.0]}}")
+    outcome = run(c, FakeAdapter())
+    assert outcome.verdict == NOT_APPLICABLE
+    assert outcome.reason == "not applicable: fake has no only_elsewhere"
+
+
+def test_override_not_applicable_and_override_expectation() -> None:
+    extra = "    frameworks:\n      liar: {not_applicable: it lies}\n      fake: {reason: r, expect: {values: {y: [5.0, 5.0]}}}\n"
+    c = case(["y = x.clone()", "y.add_(3)"], "{values: {y: [0.0, 0.0]}}", given="{x: [2.0, 2.0]}", extra=extra)
+    assert run(c, LyingAdapter()).reason == "not applicable: it lies"
+    fake = run(c, FakeAdapter())
+    assert fake.verdict == PASS and fake.override_reason == "r"
+
+
+def test_augmented_assignment_keeps_identity_and_rebinding_does_not() -> None:
+    c = case(["x0 = x", "x += 1", "y0 = x", "x = x + 1"],
+             "{same_object: {x & x0: false, y0 & x0: true}, values: {x0: [2.0, 3.0, 4.0, 5.0]}}")
+    assert run(c, FakeAdapter()).verdict == PASS
+
+
+def test_warning_expectation_sees_every_occurrence() -> None:
+    c = case(["y = x.warn()", "z = x.warn()"], "{warning: {at: 2, match: 'DeprecationWarning: this op'}}")
+    outcome = run(c, FakeAdapter())
+    assert outcome.verdict == PASS, outcome.mismatches
+    assert outcome.steps[0].warnings == outcome.steps[1].warnings == ["DeprecationWarning: this op is deprecated"]
+
+
+def test_unobservable_property_is_recorded_not_compared() -> None:
+    from conformance.adapters.numpy_adapter import NumpyAdapter
+
+    c = case(["y = x.clone()"], "{version_change: {y: 0}, values: {y: [1.0, 2.0, 3.0, 4.0]}}")
+    outcome = run(c, NumpyAdapter())
+    assert outcome.verdict == PASS
+    assert outcome.unobservable == ["version_change of y: numpy has no version change"]

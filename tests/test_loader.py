@@ -1,0 +1,247 @@
+"""The loader: valid cases load into the model; every bad input gets one precise message
+with file:line:column, what is wrong and the fix."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from conformance.loader import Vocabulary, load_text
+from conformance.model import Case, NameTarget, Op
+
+VOCAB = Vocabulary(
+    frameworks=("numpy", "torch", "paddle"),
+    operations={"method:add_", "method:view", "method:clone", "fn:relu", "attr:T", "method:backward",
+                "method:sum", "block:no_grad", "setattr:requires_grad"},
+    claims={"S3-03", "S2-01"},
+)
+
+
+def load(text: str):
+    return load_text(textwrap.dedent(text), "cases/t.yaml", VOCAB)
+
+
+def only_error(text: str) -> str:
+    result = load(text)
+    assert len(result.errors) == 1, result.errors
+    return result.errors[0][1].render()
+
+
+GOOD = """\
+cases:
+  - id: views.view.contiguous
+    title: view shares
+    tags: [views, view]
+    claims: [S3-03]
+    given:
+      x: {data: [[1.0, 2.0], [3.0, 4.0]]}
+      i: [0, 1]
+    steps:
+      - y = x.view(4)
+      - no_grad:
+          - y.add_(1)
+      - z = y.T
+    expect:
+      shares_memory: {y & x: true}
+      values: {x: [[2.0, 3.0], [4.0, 5.0]]}
+      version_change: {x: 1}
+      error: {at: "z = y.T", kind: other, torch: {type: RuntimeError, match: "x+"}}
+    frameworks:
+      paddle:
+        reason: because
+        expect: {shares_memory: {y & x: false}, error: null}
+      numpy:
+        not_applicable: no such thing
+"""
+
+
+def test_valid_case_loads_into_the_model() -> None:
+    result = load(GOOD)
+    assert result.errors == []
+    (case,) = result.cases
+    assert isinstance(case, Case)
+    assert case.id == "views.view.contiguous" and case.family == "views"
+    assert case.location.line == 2
+    assert [g.name for g in case.given] == ["x", "i"]
+    assert case.given[0].dtype == "float32" and case.given[1].dtype == "int64"
+    flat = case.flat_steps()
+    assert [s.number for s in flat] == [1, 2, 3]
+    assert flat[0].targets == (NameTarget("y"),)
+    assert isinstance(flat[0].value, Op) and flat[0].value.key == "method:view"
+    assert case.operations() == {"method:view", "method:add_", "attr:T", "block:no_grad"}
+    assert case.expect.error is not None and case.expect.error.at == 3
+    assert case.expect.error.details["torch"].type == "RuntimeError"
+    assert case.expect.locations[("shares_memory", "y", "x")].line == 15
+
+
+def test_per_framework_override_merges_entry_by_entry() -> None:
+    (case,) = load(GOOD).cases
+    paddle = case.expect_for("paddle")
+    assert paddle.relations["shares_memory"][("y", "x")] is False
+    assert paddle.properties["values"]["x"] == [[2.0, 3.0], [4.0, 5.0]]
+    assert paddle.error is None  # 'error: null' removes the expected error
+    assert case.expect_for("torch").relations["shares_memory"][("y", "x")] is True
+    assert case.overrides["numpy"].not_applicable == "no such thing"
+
+
+def test_fill_and_arange_inputs_expand() -> None:
+    (case,) = load("""\
+        cases:
+          - id: a.b
+            title: t
+            given:
+              z: {shape: [2, 2], fill: 1.5}
+              r: {shape: [2, 3], arange: true, dtype: float64}
+              c: {real: [1.0], imag: [2.0], dtype: complex64}
+            steps: ["y = z.clone()"]
+            expect: {values: {y: [[1.5, 1.5], [1.5, 1.5]]}}
+        """).cases
+    z, r, c = case.given
+    assert z.values == [[1.5, 1.5], [1.5, 1.5]] and z.dtype == "float32"
+    assert r.values == [[0, 1, 2], [3, 4, 5]] and r.dtype == "float64"
+    assert c.imag == [2.0]
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def case_with(steps: str = '["y = x.clone()"]', expect: str = "{values: {y: [1.0]}}", extra: str = "",
+              given: str = "{x: [1.0]}") -> str:
+    return f"""\
+cases:
+  - id: a.b
+    title: t
+    given: {given}
+    steps: {steps}
+    expect: {expect}
+{extra}"""
+
+
+def test_yaml_syntax_error_has_line_and_fix() -> None:
+    msg = only_error("cases:\n  - id: a.b\n    title: [unclosed\n")
+    assert msg.startswith("cases/t.yaml:4:1: YAML syntax error")
+    assert "fix:" in msg
+
+
+def test_unknown_key_suggests_the_nearest() -> None:
+    msg = only_error(case_with(extra="    expcet: {}\n"))
+    assert msg.startswith("cases/t.yaml:7:5: unknown key 'expcet' in a case")
+    assert "did you mean 'expect'?" in msg
+
+
+def test_unknown_expectation_key_suggests_the_nearest() -> None:
+    msg = only_error(case_with(expect="{shares_memroy: {y & x: true}}"))
+    assert "unknown key 'shares_memroy'" in msg and "did you mean 'shares_memory'?" in msg
+
+
+def test_unknown_operation_names_the_nearest_known() -> None:
+    msg = only_error(case_with(steps='["y = x.clne()"]'))
+    assert msg.startswith("cases/t.yaml:5:13: in step")
+    assert "unknown operation method '.clne()': no adapter defines it" in msg
+    assert "did you mean 'clone'?" in msg
+
+
+def test_undefined_tensor_name_suggests_a_defined_one() -> None:
+    msg = only_error(case_with(steps='["y = xx.clone()"]'))
+    assert "'xx' is not defined" in msg and "did you mean 'x'?" in msg
+
+
+def test_misspelled_name_in_expect() -> None:
+    msg = only_error(case_with(expect="{values: {yy: [1.0]}}"))
+    assert "'yy' is not a tensor of this case" in msg and "did you mean 'y'?" in msg
+
+
+def test_duplicate_id_in_one_file() -> None:
+    one = case_with().split("\n", 1)[1]
+    result = load("cases:\n" + one + one)
+    assert len(result.cases) == 1
+    (case_id, error), = result.errors
+    assert case_id == "a.b" and "duplicate case id 'a.b' (first at line 2)" in error.render()
+
+
+def test_wrong_type_says_what_was_found() -> None:
+    msg = only_error(case_with(given="{x: {data: [1.0], requires_grad: yes please}}"))
+    assert "'requires_grad' must be true or false, got a string ('yes please')" in msg
+
+
+def test_unknown_claim() -> None:
+    msg = only_error(case_with(extra="    claims: [S3-04]\n"))
+    assert "unknown claim 'S3-04'" in msg
+
+
+def test_override_needs_a_reason() -> None:
+    msg = only_error(case_with(extra="    frameworks:\n      torch:\n        expect: {values: {y: [2.0]}}\n"))
+    assert "the override for 'torch' has no 'reason'" in msg
+
+
+def test_override_of_unknown_framework() -> None:
+    msg = only_error(case_with(extra="    frameworks:\n      pytorch: {reason: r, expect: {}}\n"))
+    assert "unknown framework 'pytorch'" in msg and "did you mean 'torch'?" in msg
+
+
+def test_error_at_unknown_step() -> None:
+    msg = only_error(case_with(expect="{error: {at: 5, kind: other}}"))
+    assert "there is no step 5 (the case has 1)" in msg
+
+
+def test_unknown_error_kind() -> None:
+    msg = only_error(case_with(expect="{error: {at: 1, kind: inplace_on_leaves}}"))
+    assert "unknown error kind 'inplace_on_leaves'" in msg and "did you mean 'inplace_on_leaf'?" in msg
+
+
+def test_ragged_data() -> None:
+    msg = only_error(case_with(given="{x: [[1.0, 2.0], [3.0]]}"))
+    assert "ragged data" in msg
+
+
+def test_oversized_fill_is_refused_before_allocating() -> None:
+    msg = only_error(case_with(given="{x: {shape: [100000, 100000], fill: 0}}"))
+    assert "has 10000000000 elements; at most 100000 are allowed" in msg
+
+
+def test_a_bad_case_does_not_hide_the_good_ones() -> None:
+    bad = case_with(steps='["y = x.nope()"]').split("\n", 1)[1].replace("a.b", "a.bad")
+    good = case_with().split("\n", 1)[1]
+    result = load("cases:\n" + bad + good)
+    assert [c.id for c in result.cases] == ["a.b"]
+    assert [cid for cid, _ in result.errors] == ["a.bad"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("cases: !!python/object/apply:os.system ['touch /tmp/x']\n", "YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed"),
+    ("cases:\n  - &a {id: a.b}\n  - *a\n", "anchors and aliases"),
+    ("cases:\n  - id: a.b\n    id: a.c\n", "duplicate key 'id' (first at line 2)"),
+    ("- id: a.b\n", "a case file must be a mapping with a 'cases' list"),
+    ("", "the file is empty"),
+    ("cases: []\n", "'cases' must be a non-empty list"),
+    ("cases:\n  - id: a.b\n    title: when\n    date: 2024-01-01\n", "YAML tag 'tag:yaml.org,2002:timestamp' is not allowed"),
+])
+def test_unsafe_or_malformed_yaml_is_refused(text: str, message: str) -> None:
+    assert message in only_error(text)
+
+
+@pytest.mark.parametrize("step, message", [
+    ("y = x.__class__", "names starting with '_' are not allowed ('__class__')"),
+    ("y = __import__('os')", "names starting with '_' are not allowed"),
+    ("import os", "'Import' statements are not allowed"),
+    ("y = (lambda: 1)()", "lambda is not allowed"),
+    ("y = x; z = x", "exactly one statement"),
+    ("y = [i for i in x]", "a comprehension is not allowed"),
+    ("y = f'{x}'", "an f-string is not allowed"),
+    ("y = x.clone(**k)", "'**' unpacking is not allowed"),
+    ("y = x if x else x", "a conditional expression is not allowed"),
+    ("y = x.clone(", "not a valid step"),
+])
+def test_steps_outside_the_allowlist_are_refused(step: str, message: str) -> None:
+    result = load_text(case_with(steps=f'["{step}"]' if '"' not in step else f"['{step}']"),
+                       "cases/t.yaml", Vocabulary(operations=None))
+    assert len(result.errors) == 1
+    assert message in result.errors[0][1].render()
+
+
+def test_calling_a_bound_value_is_a_call_operation() -> None:
+    (case,) = load_text(case_with(steps='["r = relu(x)", "f = x", "y = f(x)"]', expect="{values: {r: [1.0]}}"),
+                        "c.yaml", Vocabulary(operations=None)).cases
+    keys = [s.value.key for s in case.flat_steps()[::2]]
+    assert keys == ["fn:relu", "call"]

@@ -1,0 +1,162 @@
+"""The pytest plugin, driven through pytester: collection, selection, failure rendering,
+bad files, results JSON, xdist. NumPy-only cases keep these fast."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+GOOD = """\
+cases:
+  - id: views.reshape.contiguous
+    title: reshape of a contiguous array shares memory
+    given:
+      x: {data: [1.0, 2.0, 3.0, 4.0]}
+    steps:
+      - y = x.reshape(2, 2)
+    expect:
+      shares_memory: {y & x: true}
+      shape: {y: [2, 2]}
+  - id: copies.clone.fresh
+    title: clone copies
+    given:
+      x: {data: [1.0, 2.0]}
+    steps:
+      - y = x.clone()
+      - y[0] = 9.0
+    expect:
+      values: {x: [1.0, 2.0], y: [9.0, 2.0]}
+"""
+
+WRONG = """\
+cases:
+  - id: copies.clone.claimed_view
+    title: a wrong claim that clone shares memory
+    given:
+      x: {data: [1.0, 2.0]}
+    steps:
+      - y = x.clone()
+      - y[0] = 9.0
+    expect:
+      values: {x: [9.0, 2.0]}
+"""
+
+
+@pytest.fixture
+def corpus(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeini("[pytest]\nconformance_paths = cases\n")
+    (pytester.path / "cases" / "views").mkdir(parents=True)
+    (pytester.path / "cases" / "views" / "good.yaml").write_text(GOOD)
+    return pytester
+
+
+def test_one_item_per_case_and_framework(corpus: pytest.Pytester) -> None:
+    result = corpus.runpytest("--collect-only", "-q")
+    ids = [line for line in result.outlines if "::" in line]
+    assert ids == [f"cases/views/good.yaml::{case}[{fw}]"
+                   for case in ("views.reshape.contiguous", "copies.clone.fresh")
+                   for fw in ("numpy", "torch", "paddle")]
+
+
+def test_dash_k_selects_a_framework(corpus: pytest.Pytester) -> None:
+    result = corpus.runpytest("-k", "numpy", "-v")
+    result.assert_outcomes(passed=2, deselected=4)
+
+
+def test_frameworks_option_deselects_the_others(corpus: pytest.Pytester) -> None:
+    result = corpus.runpytest("--frameworks", "numpy")
+    result.assert_outcomes(passed=2, deselected=4)
+
+
+def test_unknown_framework_in_option_is_a_usage_error(corpus: pytest.Pytester) -> None:
+    result = corpus.runpytest("--frameworks", "numpy,jax")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown framework(s) jax; known: numpy, torch, paddle*"])
+
+
+def test_yaml_outside_case_paths_is_not_collected(corpus: pytest.Pytester) -> None:
+    (corpus.path / "config.yaml").write_text("not: a case file\n")
+    result = corpus.runpytest("--collect-only", "-q", "--frameworks", "numpy")
+    assert "config.yaml" not in result.stdout.str()
+
+
+def test_failure_shows_expected_observed_location_and_step(corpus: pytest.Pytester) -> None:
+    (corpus.path / "cases" / "views" / "wrong.yaml").write_text(WRONG)
+    result = corpus.runpytest("--frameworks", "numpy", "cases/views/wrong.yaml")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*copies.clone.claimed_view?numpy?*a wrong claim that clone shares memory",
+        "*case at cases/views/wrong.yaml:2",
+        "*values of x  (cases/views/wrong.yaml:10)",
+        "*expected: ?9.0, 2.0?",
+        "*observed: ?1.0, 2.0?",
+        "*steps:",
+        "*1  y = x.clone()   # line 7",
+    ])
+
+
+def test_bad_file_fails_with_its_message_and_hides_nothing(corpus: pytest.Pytester) -> None:
+    (corpus.path / "cases" / "views" / "broken.yaml").write_text(textwrap.dedent("""\
+        cases:
+          - id: views.broken
+            title: t
+            steps: ["y = x.veiw(4)"]
+            given: {x: [1.0]}
+            expect: {values: {y: [1.0]}}
+        """))
+    (corpus.path / "cases" / "views" / "syntax.yaml").write_text("cases:\n  - id: [unclosed\n")
+    result = corpus.runpytest("--frameworks", "numpy")
+    result.assert_outcomes(passed=2, failed=2, deselected=4)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([
+        "*cases/views/broken.yaml:4:*unknown operation method '.veiw()'*",
+        "*fix: did you mean 'view'?",
+    ])
+    result.stdout.fnmatch_lines(["*cases/views/syntax.yaml:3:1: YAML syntax error*"])
+
+
+def test_duplicate_id_across_files(corpus: pytest.Pytester) -> None:
+    (corpus.path / "cases" / "views" / "zz_copy.yaml").write_text(GOOD)
+    result = corpus.runpytest("--frameworks", "numpy")
+    result.assert_outcomes(passed=2, failed=2, deselected=4)
+    result.stdout.fnmatch_lines([
+        "*duplicate case id 'views.reshape.contiguous' (first defined at cases/views/good.yaml:2)*"])
+
+
+def test_framework_not_installed_skips_with_reason(corpus: pytest.Pytester) -> None:
+    corpus.makeconftest("""
+        from conformance import registry
+        def pytest_configure(config):
+            registry.get_adapter("paddle").unavailable = lambda: "paddle is not installed (pip install x)"
+    """)
+    result = corpus.runpytest_subprocess("--frameworks", "paddle", "-rs")
+    result.assert_outcomes(skipped=2)
+    result.stdout.fnmatch_lines(["*paddle is not installed (pip install x)*"])
+
+
+def test_results_json_has_one_record_per_item(corpus: pytest.Pytester) -> None:
+    (corpus.path / "cases" / "views" / "wrong.yaml").write_text(WRONG)
+    result = corpus.runpytest("--frameworks", "numpy", "--conformance-results", "out/results.json")
+    result.assert_outcomes(passed=2, failed=1, deselected=6)
+    data = json.loads((corpus.path / "out" / "results.json").read_text())
+    verdicts = {r["case"]: r["verdict"] for r in data["results"]}
+    assert verdicts == {"views.reshape.contiguous": "pass", "copies.clone.fresh": "pass",
+                        "copies.clone.claimed_view": "fail"}
+    assert data["environment"]["frameworks"]["numpy"]
+
+
+def test_xdist_gives_the_same_items_and_outcomes(corpus: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    (corpus.path / "cases" / "views" / "wrong.yaml").write_text(WRONG)
+    args = ("--frameworks", "numpy", "--conformance-results", "r.json")
+    serial = corpus.runpytest_subprocess(*args)
+    parallel = corpus.runpytest_subprocess("-n", "2", *args)
+    # xdist deselects on the workers, so only the controller's counts of run items compare
+    serial.assert_outcomes(passed=2, failed=1, deselected=6)
+    parallel.assert_outcomes(passed=2, failed=1)
+    records = json.loads((corpus.path / "r.json").read_text())["results"]
+    assert len(records) == 3
