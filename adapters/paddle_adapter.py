@@ -124,7 +124,7 @@ class PaddleAdapter(Adapter):
             "method:backward": lambda x, gradient=None, retain_graph=False: x.backward(gradient, retain_graph),
             "method:relu_": absent("paddle.Tensor has no relu_() method; the counterpart is "
                                    "paddle.nn.functional.relu_(x)"),
-            "method:resize_": absent("paddle.Tensor.resize_ is not a counterpart of torch's resize_"),
+            "method:resize_": lambda x, *s: x.resize_(_shape(s)),
             "method:ravel": absent("paddle.Tensor has no ravel(); the counterpart is flatten()"),
             "attr:requires_grad": lambda x: not x.stop_gradient,
             "setattr:requires_grad": lambda x, v: setattr(x, "stop_gradient", not v),

@@ -4,6 +4,7 @@ straight through; torch is imported on first use only."""
 from __future__ import annotations
 
 import contextlib
+import warnings
 from typing import Any, Iterator
 
 from conformance.adapters.base import Adapter, Layout, Operation, absent, attribute, passthrough
@@ -148,7 +149,13 @@ class TorchAdapter(Adapter):
                       (start, start + storage.nbytes()))
 
     def grad(self, obj: Any) -> Any:
-        return obj.grad if self._is_tensor(obj) else None
+        if not self._is_tensor(obj):
+            return None
+        # Reading .grad of a non-leaf warns; that is the probe's read, not a step's
+        # behaviour (a step that reads x.grad still records the warning).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return obj.grad
 
     def requires_grad(self, obj: Any) -> bool | None:
         return bool(obj.requires_grad) if self._is_tensor(obj) else None

@@ -18,7 +18,7 @@ def operations_markdown() -> str:
     names = registry.framework_names()
     adapters = {n: registry.get_adapter(n) for n in names}
     keys = sorted(set().union(*(a.ops for a in adapters.values())),
-                  key=lambda k: (k.partition(":")[0], k.partition(":")[2].lower()))
+                  key=lambda k: (k.partition(":")[0], k.partition(":")[2].lower(), k))
     lines = [HEADER, "| operation | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     for key in keys:
         cells = []

@@ -1,0 +1,52 @@
+"""The corpus as data: every file loads, ids are unique, every seed claim is checked by at
+least one case, and the generated operation docs match the adapters. (The corpus itself
+runs against the real frameworks as the pytest items under cases/.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance import claims, registry
+from conformance.loader import Vocabulary, load_file
+from conformance.model import Case
+from conformance.operations import operations_markdown
+
+ROOT = Path(__file__).resolve().parent.parent
+MIN_CASES = 40
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[Case]:
+    vocab = Vocabulary(frameworks=registry.framework_names(), operations=registry.known_operations(),
+                       claims=claims.claim_ids())
+    cases, errors = [], []
+    for path in sorted((ROOT / "cases").rglob("*.yaml")):
+        result = load_file(path, vocab, display_path=str(path.relative_to(ROOT)))
+        cases += result.cases
+        errors += [e.render() for _, e in result.errors]
+    assert errors == []
+    return cases
+
+
+def test_corpus_size_and_unique_ids(corpus: list[Case]) -> None:
+    ids = [c.id for c in corpus]
+    assert len(ids) == len(set(ids))
+    assert len(corpus) >= MIN_CASES
+
+
+def test_every_seed_claim_is_checked_by_a_case(corpus: list[Case]) -> None:
+    referenced = {claim for case in corpus for claim in case.claims}
+    assert sorted(claims.claim_ids() - referenced) == []
+
+
+def test_case_family_matches_its_folder(corpus: list[Case]) -> None:
+    wrong = [f"{c.id} in {c.location.file}" for c in corpus
+             if Path(c.location.file).parts[1] != c.family]
+    assert wrong == []
+
+
+def test_operations_doc_is_generated_from_the_adapters() -> None:
+    assert (ROOT / "docs" / "operations.md").read_text() == operations_markdown(), (
+        "docs/operations.md is stale: run 'conformance ops > docs/operations.md'")
