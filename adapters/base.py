@@ -114,6 +114,23 @@ def absent(reason: str) -> Operation:
     return call
 
 
+def _np_asarray(obj: Any) -> Any:
+    import numpy
+
+    return numpy.asarray(obj)
+
+
+def _np_array(obj: Any) -> Any:
+    import numpy
+
+    return numpy.array(obj)
+
+
+# np.asarray(t) / np.array(t) of whatever tensor a case holds: the same NumPy call in
+# every framework's cases (it is NumPy's conversion protocol that is under test).
+NUMPY_CONVERSIONS: Mapping[str, Operation] = {"fn:asarray": _np_asarray, "fn:array": _np_array}
+
+
 class Adapter:
     """Base class. Subclasses set the class attributes and implement the framework parts."""
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.adapters.base import (
-    NUMPY_ERRORS, Adapter, NotApplicable, Operation, absent, attribute,
+    NUMPY_CONVERSIONS, NUMPY_ERRORS, Adapter, NotApplicable, Operation, absent, attribute,
 )
 
 _NO_AUTOGRAD = "NumPy has no autograd"
@@ -99,8 +99,6 @@ class NumpyAdapter(Adapter):
             "fn:abs_": absent("NumPy has no abs_(); the counterpart is abs(x, out=x)"),
             "method:scale": absent("NumPy arrays have no scale(); the counterpart is multiply()"),
             "fn:tensor": lambda a, dtype=None: np().array(a, dtype=dtype),
-            "fn:asarray": lambda a: np().asarray(a),
-            "fn:array": lambda a: np().array(a),
             "fn:where": lambda c, x, y: np().where(c, x, y),
             "fn:cat": lambda xs, dim=0: np().concatenate(xs, axis=dim),
             "fn:stack": lambda xs, dim=0: np().stack(xs, axis=dim),
@@ -110,6 +108,7 @@ class NumpyAdapter(Adapter):
             "fn:from_numpy": absent("the input already is a NumPy array"),
             "fn:as_tensor": absent("the input already is a NumPy array"),
         }
+        ops.update(NUMPY_CONVERSIONS)
         for name in ("add_", "sub_", "mul_", "div_", "exp_", "zero_", "fill_", "normal_",
                      "uniform_", "clamp_", "relu_", "sigmoid_", "abs_", "neg_", "sqrt_", "copy_",
                      "scale_", "t_", "transpose_", "resize_", "unsqueeze_", "squeeze_",

@@ -9,7 +9,7 @@ import os
 from typing import Any, Iterator
 
 from conformance.adapters.base import (
-    Adapter, Layout, NotApplicable, Operation, absent, attribute, passthrough,
+    NUMPY_CONVERSIONS, Adapter, Layout, NotApplicable, Operation, absent, attribute, passthrough,
 )
 
 METHODS = (
@@ -145,8 +145,6 @@ class PaddleAdapter(Adapter):
             "fn:from_numpy": lambda a: paddle().from_numpy(a),
             "fn:as_tensor": lambda a: paddle().as_tensor(a),
             "fn:tensor": lambda a, dtype=None: paddle().to_tensor(a, dtype=dtype),
-            "fn:asarray": lambda a: __import__("numpy").asarray(a),
-            "fn:array": lambda a: __import__("numpy").array(a),
             "fn:where": lambda c, x, y: paddle().where(c, x, y),
             "fn:cat": lambda xs, dim=0: paddle().concat(xs, axis=dim),
             "fn:stack": lambda xs, dim=0: paddle().stack(xs, axis=dim),
@@ -154,6 +152,7 @@ class PaddleAdapter(Adapter):
             "fn:ones": lambda *s, dtype="float32": paddle().ones(_shape(s), dtype=dtype),
             "fn:empty": lambda *s, dtype="float32": paddle().empty(_shape(s), dtype=dtype),
         })
+        ops.update(NUMPY_CONVERSIONS)
         return ops
 
     # ---- probes
@@ -170,7 +169,7 @@ class PaddleAdapter(Adapter):
         t = obj.detach()
         if t.dtype == _paddle().bfloat16:
             t = t.astype("float32")
-        return __import__("numpy").array(t.numpy(), copy=True)
+        return super().to_numpy(t.numpy())
 
     def dtype_name(self, obj: Any) -> str:
         if not self._is_tensor(obj):

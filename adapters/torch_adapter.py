@@ -7,7 +7,9 @@ import contextlib
 import warnings
 from typing import Any, Iterator
 
-from conformance.adapters.base import Adapter, Layout, Operation, absent, attribute, passthrough
+from conformance.adapters.base import (
+    NUMPY_CONVERSIONS, Adapter, Layout, Operation, absent, attribute, passthrough,
+)
 
 METHODS = (
     # in place
@@ -107,8 +109,6 @@ class TorchAdapter(Adapter):
             "fn:from_numpy": lambda a: torch().from_numpy(a),
             "fn:as_tensor": lambda a: torch().as_tensor(a),
             "fn:tensor": lambda a, dtype=None: torch().tensor(a, dtype=None if dtype is None else _dtype(dtype)),
-            "fn:asarray": lambda a: __import__("numpy").asarray(a),
-            "fn:array": lambda a: __import__("numpy").array(a),
             "fn:where": lambda c, x, y: torch().where(c, x, y),
             "fn:cat": lambda xs, dim=0: torch().cat(xs, dim=dim),
             "fn:stack": lambda xs, dim=0: torch().stack(xs, dim=dim),
@@ -116,6 +116,7 @@ class TorchAdapter(Adapter):
             "fn:ones": lambda *s, dtype="float32": torch().ones(*s, dtype=_dtype(dtype)),
             "fn:empty": lambda *s, dtype="float32": torch().empty(*s, dtype=_dtype(dtype)),
         })
+        ops.update(NUMPY_CONVERSIONS)
         return ops
 
     # ---- probes
@@ -180,8 +181,14 @@ class TorchAdapter(Adapter):
             try:
                 obj.copy_(torch.from_numpy(snapshot))
             except RuntimeError:  # internal overlap (expand): write element by element
-                for index in zip(*[r.reshape(-1) for r in __import__("numpy").indices(snapshot.shape)]):
-                    obj[index] = snapshot[index].item()
+                for index, value in _ndenumerate(snapshot):
+                    obj[index] = value
+
+
+def _ndenumerate(array: Any) -> Any:
+    import numpy
+
+    return ((index, value.item()) for index, value in numpy.ndenumerate(array))
 
 
 def _call_module(module: Any, *args: Any, **kwargs: Any) -> Any:

@@ -18,7 +18,7 @@ from conformance.engine import FAIL, Outcome, run
 from conformance.loader import Vocabulary, load_file
 from conformance.model import Case, CaseFormatError, Location
 from conformance.render import render_failure
-from conformance.results import RECORD_KEY, outcome_record
+from conformance.results import outcome_record
 
 outcome_key = pytest.StashKey[Outcome]()
 
@@ -132,5 +132,3 @@ def _display_path(path: Path, root: Path) -> str:
     except ValueError:
         return str(path)
 
-
-__all__ = ["CaseFile", "CaseItem", "CaseErrorItem", "CaseFailed", "RECORD_KEY", "make_index", "index_key"]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Collection, Iterable
 
 from conformance.model import (
-    DTYPES, ERROR_KINDS, RELATIONS, Case, CaseFormatError, ErrorDetail, ErrorExpectation,
+    DTYPES, ERROR_KINDS, RELATIONS, TENSOR_PROPERTIES, Case, CaseFormatError, ErrorDetail, ErrorExpectation,
     Expect, ExpectOverride, FrameworkOverride, Location, Step, TensorSpec,
     WarningExpectation,
 )
@@ -362,7 +362,7 @@ class _CaseReader:
     def expect(self, raw: Any, loc: Location, flat: list[Step], bound: set[str], what: str,
                partial: bool = False) -> Expect:
         m = self.mapping(raw, loc, what)
-        allowed = RELATIONS + _PROPS + ("error", "warning")
+        allowed = RELATIONS + TENSOR_PROPERTIES + ("error", "warning")
         self.keys(m, allowed, what)
         if not m and not partial:
             raise self.err(loc, f"{what} is empty", "state at least one thing that must hold")
@@ -386,7 +386,7 @@ class _CaseReader:
                         raise self.err(ploc, f"'{key}' of {pair_text!r} must be true or false, got {_kind(flag)}")
                     relations[key][names] = flag
                     locations[(key,) + names] = ploc
-            elif key in _PROPS:
+            elif key in TENSOR_PROPERTIES:
                 entries = self.mapping(value, kloc, f"'{key}'")
                 properties[key] = {}
                 for name, expected in entries.items():
@@ -518,9 +518,6 @@ class _CaseReader:
             out[fw] = FrameworkOverride(framework=fw, reason=reason, expect=expect,
                                         not_applicable=not_applicable, location=floc)
         return out
-
-
-_PROPS = ("values", "dtype", "shape", "grad", "requires_grad", "is_leaf", "version_change")
 
 
 def _check_regex(reader: _CaseReader, pattern: Any, loc: Location) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from conformance import registry
 from conformance.collect import CaseErrorItem, CaseFile, CaseItem, index_key, make_index
-from conformance.results import RECORD_KEY, environment, write_atomically
+from conformance.results import RECORD_KEY, RESULTS_FORMAT_VERSION, environment, write_atomically
 
 results_key = pytest.StashKey["ResultsRecorder"]()
 CASES_PACKAGE_DIR = Path(__file__).resolve().parent / "cases"
@@ -104,7 +104,7 @@ class ResultsRecorder:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         versions = {name: registry.get_adapter(name).version() for name in registry.framework_names()}
         write_atomically(self.path, {
-            "format": 1,
+            "format": RESULTS_FORMAT_VERSION,
             "environment": environment(versions),
             "results": [self.records[k] for k in sorted(self.records)],
         })
