@@ -5,6 +5,7 @@ arguments, and always calls Paddle's own operation of that meaning."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from typing import Any, Iterator
 
@@ -22,9 +23,10 @@ METHODS = (
 ATTRIBUTES = ("T", "mT", "real", "imag", "shape", "grad", "data", "is_leaf", "stop_gradient")
 
 
+@functools.cache
 def _paddle() -> Any:
     # Paddle prints a ccache notice on import and reads flags from the environment; keep
-    # the import quiet and deterministic.
+    # the import quiet and deterministic. Cached: every operation in the table calls this.
     os.environ.setdefault("GLOG_minloglevel", "2")
     import warnings
 

@@ -39,11 +39,10 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
-    from conformance import claims, registry
-    from conformance.loader import Vocabulary, load_file
+    from conformance import registry
+    from conformance.loader import load_file
 
-    vocab = Vocabulary(frameworks=registry.framework_names(), operations=registry.known_operations(),
-                       claims=claims.claim_ids())
+    vocab = registry.vocabulary()
     status = 0
     for root in args.paths or _case_roots():
         files = [Path(root)] if Path(root).is_file() else sorted(Path(root).rglob("*.y*ml"))

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from conformance import claims, registry
+from conformance import registry
 from conformance.engine import FAIL, Outcome, run
 from conformance.loader import Vocabulary, load_file
 from conformance.model import Case, CaseFormatError, Location
@@ -32,9 +32,7 @@ class CaseIndex:
 
 
 def make_index() -> CaseIndex:
-    return CaseIndex(Vocabulary(frameworks=registry.framework_names(),
-                                operations=registry.known_operations(),
-                                claims=claims.claim_ids()))
+    return CaseIndex(registry.vocabulary())
 
 
 index_key = pytest.StashKey[CaseIndex]()

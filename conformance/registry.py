@@ -11,6 +11,9 @@ from functools import lru_cache
 from importlib.metadata import entry_points
 from typing import Any
 
+from conformance import claims
+from conformance.loader import Vocabulary
+
 BUILTIN = {
     "numpy": "conformance.adapters.numpy_adapter:NumpyAdapter",
     "torch": "conformance.adapters.torch_adapter:TorchAdapter",
@@ -48,3 +51,8 @@ def known_operations() -> set[str]:
     for name in adapter_specs():
         keys |= set(get_adapter(name).ops)
     return keys
+
+
+def vocabulary() -> Vocabulary:
+    """The names case files may use: registered frameworks, their operations, the claims."""
+    return Vocabulary(frameworks=framework_names(), operations=known_operations(), claims=claims.claim_ids())

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conformance import claims, registry
-from conformance.loader import Vocabulary, load_file
+from conformance.loader import load_file
 from conformance.model import Case
 from conformance.operations import operations_markdown
 
@@ -19,8 +19,7 @@ MIN_CASES = 40
 
 @pytest.fixture(scope="module")
 def corpus() -> list[Case]:
-    vocab = Vocabulary(frameworks=registry.framework_names(), operations=registry.known_operations(),
-                       claims=claims.claim_ids())
+    vocab = registry.vocabulary()
     cases, errors = [], []
     for path in sorted((ROOT / "cases").rglob("*.yaml")):
         result = load_file(path, vocab, display_path=str(path.relative_to(ROOT)))
