@@ -165,6 +165,11 @@ class Adapter:
     def load(self) -> None:
         raise NotImplementedError
 
+    @property
+    def loaded(self) -> bool:
+        """Whether :meth:`setup` imported the framework in this process."""
+        return self._ready
+
     def version(self) -> str | None:
         """The installed version, read from package metadata (imports nothing)."""
         try:
@@ -174,6 +179,10 @@ class Adapter:
 
     def device_unavailable(self, device: str) -> str | None:
         return None if device == "cpu" else f"{self.name}: device {device!r} is not supported"
+
+    def devices(self) -> list[str]:
+        """The case devices this installation can run (call after :meth:`setup`)."""
+        return [d for d in ("cpu", "cuda") if self.device_unavailable(d) is None]
 
     @contextlib.contextmanager
     def isolation(self, seed: int) -> Iterator[None]:

@@ -1,13 +1,17 @@
 """The ``conformance`` command: a thin face over pytest and the library functions.
 
-    conformance run [PYTEST ARGS...]   run the corpus, write reports/results.json
-    conformance list                   list the cases (id, file:line, claims)
-    conformance ops                    print the operation vocabulary (Markdown)
+    conformance run [PATHS] [PYTEST ARGS...]  run the corpus; write reports/results.json,
+                                              reports/behaviour.md and reports/behaviour.html
+    conformance report RESULTS.json [--check] render (or check) the behaviour reports
+    conformance diff OLD.json NEW.json        what changed between two runs
+    conformance list                          list the cases (id, file:line, claims)
+    conformance ops                           print the operation vocabulary (Markdown)
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -28,14 +32,96 @@ def _case_roots() -> list[str]:
 def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
     import pytest
 
+    from conformance.progress import ProgressDisplay
+    from conformance.results import load_results
+
     results = Path(args.results)
-    argv = [*(args.paths or _case_roots()), "--conformance-results", str(results), *extra]
+    before = results.stat().st_mtime_ns if results.exists() else None
+    paths = args.paths or _case_roots()
+    # the named folders are case folders, whatever the ini file of the checkout says
+    argv = [*paths, "-o", "conformance_paths=" + " ".join(shlex.quote(p) for p in paths),
+            "--conformance-results", str(results), *extra]
     if args.frameworks:
         argv += ["--frameworks", args.frameworks]
-    code = pytest.main(argv)
-    if results.exists():
-        print(f"conformance: results written to {results}")
+    plugins: list[object] = []
+    if sys.stdout.isatty() and not args.plain:
+        plugins.append(ProgressDisplay(sys.stdout))
+        argv += ["-p", "no:terminal"]
+    code = pytest.main(argv, plugins=plugins)
+    if code == pytest.ExitCode.NO_TESTS_COLLECTED:
+        print(f"conformance: no case collected from {', '.join(paths)}: give case files or folders that hold "
+              "them (*.yaml with a top-level 'cases:' list)", file=sys.stderr)
+        return int(code)
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        print(f"conformance: the run did not complete (pytest exit status {int(code)}); "
+              f"the reports in {args.reports} were not updated", file=sys.stderr)
+        return int(code)
+    if not results.exists() or results.stat().st_mtime_ns == before:
+        print(f"conformance: no results written to {results}", file=sys.stderr)
+        return 1
+    data = load_results(results)
+    written = _write_reports(data, Path(args.reports))
+    print(_summary(data))
+    print(f"conformance: wrote {results}, " + ", ".join(str(p) for p in written))
     return int(code)
+
+
+def _write_reports(data: dict, out_dir: Path) -> list[Path]:
+    from conformance.report import write_reports
+
+    return write_reports(data, out_dir)
+
+
+def _summary(data: dict) -> str:
+    from conformance.analysis import build, outcome_counts
+    from conformance.results import OUTCOMES
+
+    report = build(data)
+    lines = []
+    for fw, numbers in outcome_counts(report):
+        counts = ", ".join(f"{n} {o}" for o, n in zip(OUTCOMES, numbers) if n)
+        lines.append(f"  {fw:<8} {counts or 'nothing ran'}")
+    lines.append(f"  agreement {report.overall.text()}; {len(report.divergences)} divergent cases")
+    return "\n".join(lines)
+
+
+def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance.report import stale_reports
+    from conformance.results import ResultsFileError, load_results
+
+    try:
+        data = load_results(Path(args.results))
+    except ResultsFileError as exc:
+        print(f"conformance report: {exc}", file=sys.stderr)
+        return 2
+    out_dir = Path(args.out)
+    if args.check:
+        problems = stale_reports(data, out_dir)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        if problems:
+            print(f"conformance report: regenerate with `conformance report {args.results} --out {out_dir}` "
+                  "and commit the result", file=sys.stderr)
+            return 1
+        print(f"conformance report: {out_dir} is up to date")
+        return 0
+    for path in _write_reports(data, out_dir):
+        print(f"conformance report: wrote {path}")
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance.diff import compare, render_markdown, render_text
+    from conformance.results import ResultsFileError, load_results
+
+    try:
+        old, new = load_results(Path(args.old)), load_results(Path(args.new))
+    except ResultsFileError as exc:
+        print(f"conformance diff: {exc}", file=sys.stderr)
+        return 2
+    diff = compare(old, new)
+    sys.stdout.write(render_markdown(diff) if args.format == "md" else render_text(diff))
+    return 0 if diff.empty else 1
 
 
 def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
@@ -72,7 +158,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("paths", nargs="*", help="case files or folders (default: cases/)")
     run.add_argument("--frameworks", help="comma-separated subset, e.g. torch,numpy")
     run.add_argument("--results", default=str(DEFAULT_RESULTS), help="results JSON path")
+    run.add_argument("--reports", default=str(DEFAULT_RESULTS.parent),
+                     help="folder for behaviour.md and behaviour.html (default: reports)")
+    run.add_argument("--plain", action="store_true",
+                     help="pytest's own output instead of the one-line progress display")
     run.set_defaults(func=cmd_run)
+    rep = sub.add_parser("report", help="render behaviour.md and behaviour.html from a results JSON")
+    rep.add_argument("results", help="results JSON written by `conformance run` or pytest --conformance-results")
+    rep.add_argument("--out", default=str(DEFAULT_RESULTS.parent), help="output folder (default: reports)")
+    rep.add_argument("--check", action="store_true",
+                     help="write nothing; exit 1 if the reports in --out differ from what the results give")
+    rep.set_defaults(func=cmd_report)
+    dif = sub.add_parser("diff", help="what changed between two results files (exit 1 if anything did)")
+    dif.add_argument("old")
+    dif.add_argument("new")
+    dif.add_argument("--format", choices=("text", "md"), default="text")
+    dif.set_defaults(func=cmd_diff)
     lst = sub.add_parser("list", help="list the cases")
     lst.add_argument("paths", nargs="*")
     lst.set_defaults(func=cmd_list)

@@ -18,7 +18,7 @@ from conformance.engine import FAIL, Outcome, run
 from conformance.loader import Vocabulary, load_file
 from conformance.model import Case, CaseFormatError, Location
 from conformance.render import render_failure
-from conformance.results import outcome_record
+from conformance.results import ERROR, SKIPPED, case_info, outcome_record, unrun_record
 
 outcome_key = pytest.StashKey[Outcome]()
 
@@ -91,13 +91,18 @@ class CaseItem(pytest.Item):
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.case.location.line - 1, f"{self.case.id}[{self.framework}]"
 
-    def record(self) -> dict[str, Any] | None:
+    def record(self, report: pytest.TestReport) -> dict[str, Any]:
+        """This item's results record, for the report that decides it."""
         outcome = self.stash.get(outcome_key, None)
-        if outcome is None:
-            return None
-        data = outcome_record(outcome)
-        data.update(case=self.case.id, framework=self.framework, file=str(self.case.location.file),
-                    line=self.case.location.line)
+        if outcome is not None:
+            data = outcome_record(self.case, outcome)
+        else:  # skipped before the engine ran (framework missing), or the adapter raised
+            data = unrun_record(self.case.id, self.framework, SKIPPED if report.skipped else ERROR,
+                                _report_reason(report))
+        adapter = registry.get_adapter(self.framework)
+        data["case_info"] = case_info(self.case)
+        data["framework_env"] = {"version": adapter.version(),
+                                 "devices": adapter.devices() if adapter.loaded else None}
         return data
 
 
@@ -119,9 +124,16 @@ class CaseErrorItem(pytest.Item):
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.error.location.line - 1, f"invalid case: {self.error.message}"
 
-    def record(self) -> dict[str, Any]:
-        return {"verdict": "error", "reason": self.error.render(), "file": self.error.location.file,
-                "line": self.error.location.line, "case": self.name.rsplit("[", 1)[0], "framework": None}
+    def record(self, report: pytest.TestReport) -> dict[str, Any]:
+        data = unrun_record(self.name.rsplit("[", 1)[0], None, ERROR, self.error.render())
+        data["file"], data["line"] = str(self.error.location.file), self.error.location.line
+        return data
+
+
+def _report_reason(report: pytest.TestReport) -> str:
+    if report.skipped and isinstance(report.longrepr, tuple):
+        return str(report.longrepr[2]).removeprefix("Skipped: ")
+    return report.longreprtext.strip().splitlines()[-1] if report.longreprtext.strip() else report.outcome
 
 
 def _display_path(path: Path, root: Path) -> str:

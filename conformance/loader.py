@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Collection, Iterable
 
 from conformance.model import (
-    DTYPES, ERROR_KINDS, RELATIONS, TENSOR_PROPERTIES, Case, CaseFormatError, ErrorDetail, ErrorExpectation,
+    CLAIM_STANCES, DTYPES, ERROR_KINDS, RELATIONS, TENSOR_PROPERTIES, Case, CaseFormatError, ErrorDetail, ErrorExpectation,
     Expect, ExpectOverride, FrameworkOverride, Location, Step, TensorSpec,
     WarningExpectation,
 )
@@ -34,7 +34,7 @@ CASE_KEYS = ("id", "title", "tags", "claims", "references", "device", "given", "
 REQUIRED_CASE_KEYS = ("id", "title", "steps", "expect")
 TENSOR_KEYS = ("data", "real", "imag", "shape", "fill", "arange", "dtype", "requires_grad",
                "type", "writeable")
-OVERRIDE_KEYS = ("reason", "expect", "not_applicable")
+OVERRIDE_KEYS = ("reason", "expect", "not_applicable", "claims")
 DEVICES = ("cpu", "cuda")
 TENSOR_TYPES = ("tensor", "ndarray")
 
@@ -167,11 +167,7 @@ class _CaseReader:
             raise self.err(m.where("id"), f"invalid id {case_id!r}",
                            "use lowercase dotted words: family.topic.detail, e.g. views.reshape.contiguous")
         location = Location(self.file, m.location.line, m.location.column)
-        claims = self.strings(m, "claims", "'claims'")
-        for claim in claims:
-            if not CLAIM_PATTERN.match(claim) or (self.vocab.claims is not None and claim not in self.vocab.claims):
-                hint = did_you_mean(claim, self.vocab.claims or ()) or "claims are IDs such as S3-07 from seed-claims"
-                raise self.err(m.where("claims"), f"unknown claim {claim!r}", hint)
+        claims = self.claims(m, "'claims'")
         device = m.get("device", "cpu")
         if device not in DEVICES:
             raise self.err(m.where("device"), f"unknown device {device!r}", f"use one of {', '.join(DEVICES)}")
@@ -180,7 +176,7 @@ class _CaseReader:
         flat = [s for step in steps for s in step.flat()]
         bound = {g.name for g in given} | {n for s in flat for n in names_bound(s)}
         expect = self.expect(m["expect"], m.where("expect"), flat, bound, "'expect'")
-        overrides = self.overrides(m, flat, bound)
+        overrides = self.overrides(m, flat, bound, claims)
         if self.vocab.operations is not None:
             self.check_operations(steps)
         return Case(
@@ -487,7 +483,8 @@ class _CaseReader:
 
     # ---- per-framework overrides
 
-    def overrides(self, m: YMap, flat: list[Step], bound: set[str]) -> dict[str, FrameworkOverride]:
+    def overrides(self, m: YMap, flat: list[Step], bound: set[str],
+                  case_claims: dict[str, str]) -> dict[str, FrameworkOverride]:
         if "frameworks" not in m:
             return {}
         fws = self.mapping(m["frameworks"], m.where("frameworks"), "'frameworks'")
@@ -515,8 +512,46 @@ class _CaseReader:
             elif not_applicable is None:
                 raise self.err(floc, f"the override for {fw!r} changes nothing",
                                "add 'expect:' with what differs, or 'not_applicable: <why>'")
+            claims = self.claims(o, f"'frameworks.{fw}.claims'", allowed=case_claims)
+            if not_applicable is not None and claims:
+                raise self.err(o.where("claims"), "a not_applicable override cannot take a stance on claims",
+                               "remove 'claims:' (the case does not run on this framework)")
+            undecided = [c for c, stance in case_claims.items() if stance != "related" and c not in claims]
+            if expect is not None and undecided:
+                raise self.err(floc, f"the override for {fw!r} changes what is expected, so it must say whether "
+                                     f"{', '.join(undecided)} hold(s) on {fw}",
+                               f"add claims: {{{undecided[0]}: holds}} or {{{undecided[0]}: does_not_hold}} "
+                               "to the override")
             out[fw] = FrameworkOverride(framework=fw, reason=reason, expect=expect,
-                                        not_applicable=not_applicable, location=floc)
+                                        not_applicable=not_applicable, location=floc, claims=claims)
+        return out
+
+    # ---- claims
+
+    def claims(self, m: YMap, what: str, allowed: Collection[str] | None = None) -> dict[str, str]:
+        """``claims: {S3-07: does_not_hold}``: claim ID -> stance."""
+        if "claims" not in m:
+            return {}
+        example = "claims: {S3-02: holds} (stances: " + ", ".join(CLAIM_STANCES) + ")"
+        if isinstance(m["claims"], list):
+            raise self.err(m.where("claims"), f"{what} must map each claim ID to a stance, not list the IDs",
+                           f"write {example}")
+        c = self.mapping(m["claims"], m.where("claims"), what)
+        out = {}
+        for claim, stance in c.items():
+            loc = c.where(claim)
+            claim = str(claim)
+            known = allowed if allowed is not None else self.vocab.claims
+            if not CLAIM_PATTERN.match(claim) or (known is not None and claim not in known):
+                if allowed is not None:
+                    hint = f"an override can only restate the case's own claims: {', '.join(sorted(allowed)) or 'none'}"
+                else:
+                    hint = did_you_mean(claim, self.vocab.claims or ()) or "claims are IDs such as S3-07 from seed-claims"
+                raise self.err(loc, f"unknown claim {claim!r}", hint)
+            if stance not in CLAIM_STANCES:
+                raise self.err(loc, f"claim {claim}: unknown stance {stance!r}",
+                               did_you_mean(str(stance), CLAIM_STANCES) or f"use one of {', '.join(CLAIM_STANCES)}")
+            out[claim] = stance
         return out
 
 

@@ -27,6 +27,9 @@ ERROR_KINDS: Mapping[str, str] = {
 }
 
 RELATIONS = ("shares_memory", "same_storage", "same_object")
+# What a case says about a claim it lists: the behaviour it expects is what the claim says
+# (holds), contradicts it (does_not_hold), or bounds it without deciding it (related).
+CLAIM_STANCES = ("holds", "does_not_hold", "related")
 TENSOR_PROPERTIES = ("values", "dtype", "shape", "grad", "requires_grad", "is_leaf", "version_change")
 DTYPES = (
     "bool", "uint8", "int8", "int16", "int32", "int64",
@@ -246,6 +249,8 @@ class FrameworkOverride:
     expect: ExpectOverride | None = None
     not_applicable: str | None = None
     location: Location | None = None
+    # claim ID -> stance on this framework, where it differs from the case's (CLAIM_STANCES)
+    claims: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -257,7 +262,8 @@ class Case:
     expect: Expect
     given: tuple[TensorSpec, ...] = ()
     tags: tuple[str, ...] = ()
-    claims: tuple[str, ...] = ()
+    # claim ID -> the case's stance on it (CLAIM_STANCES)
+    claims: Mapping[str, str] = field(default_factory=dict)
     references: tuple[str, ...] = ()
     device: str = "cpu"
     overrides: Mapping[str, FrameworkOverride] = field(default_factory=dict)
@@ -280,6 +286,11 @@ class Case:
         for step in self.steps:
             keys |= operations_of(step)
         return keys
+
+    def claims_for(self, framework: str) -> dict[str, str]:
+        """The stance on each claim for one framework: the case's, unless its override restates it."""
+        override = self.overrides.get(framework)
+        return {**self.claims, **(override.claims if override else {})}
 
     def expect_for(self, framework: str) -> Expect:
         override = self.overrides.get(framework)

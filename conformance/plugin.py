@@ -13,7 +13,8 @@ import pytest
 
 from conformance import registry
 from conformance.collect import CaseErrorItem, CaseFile, CaseItem, index_key, make_index
-from conformance.results import RECORD_KEY, RESULTS_FORMAT_VERSION, environment, write_atomically
+from conformance.claims import claims
+from conformance.results import ERROR, RECORD_KEY, results_document, unrun_record, write_atomically
 
 results_key = pytest.StashKey["ResultsRecorder"]()
 CASES_PACKAGE_DIR = Path(__file__).resolve().parent / "cases"
@@ -75,36 +76,65 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Generator[None, Any, Any]:
     report = yield
-    # Attach the outcome to the report that decides the item, so that it reaches the
+    # Attach the record to the report that decides the item, so that it reaches the
     # xdist controller with the report.
     if isinstance(item, (CaseItem, CaseErrorItem)) and (call.when == "call" or report.outcome != "passed"):
-        record = item.record()
-        if record is not None:
-            report.user_properties.append((RECORD_KEY, record))
+        report.user_properties.append((RECORD_KEY, item.record(report)))
     return report
 
 
 class ResultsRecorder:
-    """Collects one record per item on the controller and writes the file at the end."""
+    """Collects one record per case item on the controller and writes the file at the end."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.records: dict[str, dict[str, Any]] = {}
+        self.cases: dict[str, dict[str, Any]] = {}
+        self.framework_env: dict[str, dict[str, Any]] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for key, value in report.user_properties:
-            if key == RECORD_KEY:
-                self.records[report.nodeid] = dict(value, nodeid=report.nodeid)
-        if report.nodeid not in self.records and report.outcome != "passed" and report.when != "teardown":
-            # an item without an engine outcome (framework missing, crash in an adapter)
-            reason = str(report.longrepr)[-2000:] if report.longrepr else ""
-            self.records[report.nodeid] = {"nodeid": report.nodeid, "verdict": (
-                "skipped" if report.skipped else "error"), "reason": reason}
+            if key == RECORD_KEY and report.nodeid not in self.records:
+                record = dict(value, nodeid=report.nodeid)
+                info, env = record.pop("case_info", None), record.pop("framework_env", None)
+                if info is not None:
+                    self.cases.setdefault(record["case"], info)
+                if env is not None:
+                    known = self.framework_env.setdefault(record["framework"], {})
+                    known.update({k: v for k, v in env.items() if v is not None})
+                self.records[report.nodeid] = record
+        if report.when == "call" and report.nodeid in self.records:
+            self.records[report.nodeid]["duration_s"] = round(report.duration, 6)
+        if report.nodeid not in self.records and report.failed and is_case_nodeid(report.nodeid):
+            # a case item that produced no record: its worker crashed (pytest-xdist reports
+            # the crash as a failure of the item that was running)
+            case_id, framework = split_case_nodeid(report.nodeid)
+            reason = report.longreprtext.strip().splitlines()[-1] if report.longreprtext.strip() else "crashed"
+            record = unrun_record(case_id, framework, ERROR, reason)
+            self.records[report.nodeid] = dict(record, nodeid=report.nodeid)
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        versions = {name: registry.get_adapter(name).version() for name in registry.framework_names()}
-        write_atomically(self.path, {
-            "format": RESULTS_FORMAT_VERSION,
-            "environment": environment(versions),
-            "results": [self.records[k] for k in sorted(self.records)],
-        })
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if exitstatus in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR):
+            return  # nothing ran: keep the previous results file
+        frameworks = {}
+        for name in registry.framework_names():
+            adapter = registry.get_adapter(name)
+            frameworks[name] = {"version": adapter.version(), "devices": None,
+                                **self.framework_env.get(name, {})}
+        run = {"items": len(self.records), "exit_status": int(exitstatus),
+               "interrupted": int(exitstatus) == pytest.ExitCode.INTERRUPTED}
+        write_atomically(self.path, results_document(self.records.values(), self.cases, frameworks,
+                                                     claims(), run))
+
+
+def is_case_nodeid(nodeid: str) -> bool:
+    path = nodeid.split("::", 1)[0]
+    return path.endswith((".yaml", ".yml")) and "::" in nodeid
+
+
+def split_case_nodeid(nodeid: str) -> tuple[str, str | None]:
+    """``file.yaml::views.view.contiguous[torch]`` -> (case id, framework)."""
+    name = nodeid.split("::", 1)[1]
+    case_id, _, rest = name.partition("[")
+    framework = rest.rstrip("]")
+    return case_id, framework if framework in registry.framework_names() else None

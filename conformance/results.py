@@ -1,8 +1,9 @@
-"""Outcomes as JSON-ready records, and the results file.
+"""The results file: one record per (case, framework) item, plus the cases and the
+environment. Format: ``docs/results-format.md``; schema: ``conformance/data/results.schema.json``.
 
 The record of each item travels with its pytest report (``user_properties``), so under
 pytest-xdist the controller receives every worker's records; the file is written once,
-by the controller, atomically (temporary file + rename).
+by the controller, atomically (temporary file + fsync + rename).
 """
 
 from __future__ import annotations
@@ -10,24 +11,54 @@ from __future__ import annotations
 import json
 import os
 import platform
-import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
-from conformance.engine import Outcome
+from conformance.engine import FAIL, NOT_APPLICABLE, PASS, SKIPPED, Outcome
+from conformance.model import Case
+from conformance.steps import productions
 
-RESULTS_FORMAT_VERSION = 1
+RESULTS_FORMAT_VERSION = 2
 RECORD_KEY = "conformance"
+SCHEMA_FILE = Path(__file__).parent / "data" / "results.schema.json"
+
+# Item outcomes. known_divergence: passed under a per-framework override (the framework
+# behaves differently from the shared expectation, for the reason the case gives).
+# error: the item could not produce a verdict (invalid case file, a crash, a timeout).
+# skipped: this environment cannot run it (framework not installed, no GPU).
+KNOWN_DIVERGENCE, ERROR = "known_divergence", "error"
+OUTCOMES = (PASS, KNOWN_DIVERGENCE, FAIL, ERROR, NOT_APPLICABLE, SKIPPED)
+REASON_LIMIT = 300
+
+# Aliasing classes of a pair of names, from the relations observed between them.
+SAME_OBJECT, VIEW, DISJOINT_VIEW, COPY, DISTINCT_OBJECT = (
+    "same_object", "view", "disjoint_view", "copy", "distinct_object")
 
 
-def outcome_record(outcome: Outcome) -> dict[str, Any]:
+def short(text: str, limit: int = REASON_LIMIT) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def outcome_record(case: Case, outcome: Outcome) -> dict[str, Any]:
+    """The JSON record of one engine outcome."""
+    result = outcome.verdict
+    reason = outcome.reason.removeprefix("not applicable: ")
+    if result == PASS and outcome.override_reason is not None:
+        result, reason = KNOWN_DIVERGENCE, outcome.override_reason
+    elif result == FAIL and outcome.mismatches:
+        m = outcome.mismatches[0]
+        more = f" (and {len(outcome.mismatches) - 1} more)" if len(outcome.mismatches) > 1 else ""
+        reason = f"{m.what}: expected {_jsonable(m.expected)!s}, observed {_jsonable(m.observed)!s}{more}"
     return {
-        "verdict": outcome.verdict,
-        "reason": outcome.reason,
-        "override_reason": outcome.override_reason,
+        "case": case.id,
+        "framework": outcome.framework,
+        "outcome": result,
+        "reason": short(reason) if result != PASS else "",
+        "behaviour": behaviour(outcome),
         "observed": _jsonable(outcome.observed),
-        "unobservable": outcome.unobservable,
+        "unobservable": list(outcome.unobservable),
         "mismatches": [
             {"what": m.what, "expected": _jsonable(m.expected), "observed": _jsonable(m.observed),
              "at": str(m.location) if m.location else None, "step": m.step, "detail": m.detail}
@@ -42,22 +73,127 @@ def outcome_record(outcome: Outcome) -> dict[str, Any]:
     }
 
 
-def environment(frameworks: dict[str, str | None]) -> dict[str, Any]:
+def unrun_record(case_id: str | None, framework: str | None, outcome: str, reason: str) -> dict[str, Any]:
+    """The record of an item the engine did not finish: skipped, crashed, invalid."""
+    return {"case": case_id, "framework": framework, "outcome": outcome, "reason": short(reason),
+            "behaviour": {"pairs": [], "error": None, "warnings": []}, "observed": {},
+            "unobservable": [], "mismatches": [], "steps": []}
+
+
+def behaviour(outcome: Outcome) -> dict[str, Any]:
+    """What the framework did, in the suite's words: the aliasing class of each pair of
+    names the case relates, the error raised (if any) and the warnings."""
+    error = None
+    for step in outcome.steps:
+        if step.error is not None:
+            error = {"at": step.number, "kind": step.error.kind, "type": step.error.type,
+                     "message": short(step.error.message, 500)}
     return {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "frameworks": frameworks,
-        "argv": sys.argv[1:],
+        "pairs": pair_classes(outcome.observed),
+        "error": error,
+        "warnings": [{"at": s.number, "message": short(w, 300)} for s in outcome.steps for w in s.warnings],
     }
 
 
+def pair_classes(observed: dict[str, Any]) -> list[dict[str, Any]]:
+    """``[{"a", "b", "class", "relations"}]`` for every pair with an observed relation."""
+    pairs: dict[tuple[str, str], dict[str, bool]] = {}
+    for key, value in observed.items():
+        relation, _, rest = key.partition(".")
+        if relation in ("shares_memory", "same_storage", "same_object") and isinstance(value, bool):
+            a, _, b = rest.partition(".")
+            pairs.setdefault((a, b), {})[relation] = value
+    return [{"a": a, "b": b, "class": aliasing_class(rel), "relations": dict(sorted(rel.items()))}
+            for (a, b), rel in sorted(pairs.items())]
+
+
+def aliasing_class(relations: dict[str, bool]) -> str:
+    if relations.get("same_object"):
+        return SAME_OBJECT
+    shares, same_storage = relations.get("shares_memory"), relations.get("same_storage")
+    if shares:
+        return VIEW
+    if same_storage:
+        return DISJOINT_VIEW if shares is False else VIEW
+    if shares is False or same_storage is False:
+        return COPY
+    return DISTINCT_OBJECT
+
+
+def case_info(case: Case) -> dict[str, Any]:
+    """What the report needs to know about a case, independent of any framework."""
+    return {
+        "title": case.title,
+        "file": str(case.location.file),
+        "line": case.location.line,
+        "family": case.family,
+        "tags": list(case.tags),
+        "device": case.device,
+        "claims": dict(case.claims),
+        "references": list(case.references),
+        "operations": sorted(case.operations()),
+        "productions": [{"step": n, "operation": op, "result": r, "input": i}
+                        for n, op, r, i in productions(case.steps)],
+        "overrides": {
+            fw: {"reason": o.reason, "not_applicable": o.not_applicable is not None, "claims": dict(o.claims)}
+            for fw, o in sorted(case.overrides.items())
+        },
+    }
+
+
+def environment(frameworks: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "os": platform.system(),
+        "machine": platform.machine(),
+        "platform": platform.platform(),
+        "frameworks": frameworks,
+    }
+
+
+def results_document(records: Iterable[dict[str, Any]], cases: dict[str, dict[str, Any]],
+                     frameworks: dict[str, dict[str, Any]], claims: dict[str, str],
+                     run: dict[str, Any]) -> dict[str, Any]:
+    ordered = sorted(records, key=lambda r: (r["nodeid"]))
+    return {
+        "format": RESULTS_FORMAT_VERSION,
+        "environment": environment(frameworks),
+        "run": run,
+        "claims": dict(sorted(claims.items())),
+        "cases": dict(sorted(cases.items())),
+        "results": ordered,
+    }
+
+
+def load_results(path: Path) -> dict[str, Any]:
+    """Read a results file, refusing other format versions with a clear message."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ResultsFileError(f"{path}: cannot read results JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT_VERSION:
+        found = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise ResultsFileError(f"{path}: results format {found!r}, this tool reads format "
+                               f"{RESULTS_FORMAT_VERSION}; rerun the suite to regenerate it")
+    return data
+
+
+class ResultsFileError(Exception):
+    pass
+
+
 def write_atomically(path: Path, data: dict[str, Any]) -> None:
+    write_text_atomically(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """Readers see the old file or the complete new one, never a torn one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True)
-            fh.write("\n")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -71,6 +207,10 @@ def _jsonable(value: Any) -> Any:
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
+    if isinstance(value, float) and value != value:
+        return "nan"  # JSON has no NaN; strict parsers refuse it
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "inf" if value > 0 else "-inf"
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return repr(value)

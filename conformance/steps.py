@@ -243,3 +243,43 @@ def names_read(step: Step) -> list[Ref]:
 
 def names_bound(step: Step) -> list[str]:
     return [t.name for t in step.targets if isinstance(t, NameTarget)]
+
+
+# --------------------------------------------------------------------------- what a step produces
+
+
+def index_kind(index: Expr | None) -> str:
+    """``basic`` for ints, slices, ``None`` and ``...`` (NumPy's view-producing indexing),
+    ``advanced`` for lists and tensors."""
+    parts = index.items if isinstance(index, Seq) and index.tuple_ else (index,)
+    basic = all(isinstance(p, SliceExpr) or (isinstance(p, Const) and (p.value is None or p.value is Ellipsis
+                                                                       or type(p.value) is int))
+                for p in parts)
+    return "basic" if basic else "advanced"
+
+
+def productions(steps: Iterable[Step]) -> list[tuple[int, str, str, str]]:
+    """``(step, operation, result, input)`` for each step ``result = op(input, ...)`` whose two
+    names keep their binding to the end of the case, so that a relation observed between
+    them at the end describes what that step did. ``operation`` is a table key, or
+    ``index:basic`` / ``index:advanced`` for ``x[...]``."""
+    flat = [s for step in steps for s in step.flat()]
+    found = []
+    for i, step in enumerate(flat):
+        if step.kind != "assign" or len(step.targets) != 1 or not isinstance(step.targets[0], NameTarget):
+            continue
+        value, result = step.value, step.targets[0].name
+        if isinstance(value, Op) and value.key != "call":
+            operation, args = value.key, value.args
+        elif isinstance(value, PyOp) and value.op == "getitem":
+            operation, args = "index:" + index_kind(value.args[1]), value.args[:1]
+        else:
+            continue
+        source = next((a.name for a in args if isinstance(a, Ref)), None)
+        if source is None or source == result:
+            continue
+        later = {n for s in flat[i + 1:] for n in names_bound(s)}
+        if result in later or source in later:
+            continue
+        found.append((step.number, operation, result, source))
+    return found

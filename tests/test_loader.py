@@ -33,7 +33,7 @@ cases:
   - id: views.view.contiguous
     title: view shares
     tags: [views, view]
-    claims: [S3-03]
+    claims: {S3-03: holds}
     given:
       x: {data: [[1.0, 2.0], [3.0, 4.0]]}
       i: [0, 1]
@@ -51,6 +51,7 @@ cases:
       paddle:
         reason: because
         expect: {shares_memory: {y & x: false}, error: null}
+        claims: {S3-03: does_not_hold}
       numpy:
         not_applicable: no such thing
 """
@@ -166,8 +167,39 @@ def test_wrong_type_says_what_was_found() -> None:
 
 
 def test_unknown_claim() -> None:
-    msg = only_error(case_with(extra="    claims: [S3-04]\n"))
+    msg = only_error(case_with(extra="    claims: {S3-04: holds}\n"))
     assert "unknown claim 'S3-04'" in msg
+
+
+def test_claims_as_a_list_asks_for_stances() -> None:
+    msg = only_error(case_with(extra="    claims: [S3-03]\n"))
+    assert "'claims' must map each claim ID to a stance, not list the IDs" in msg
+    assert "fix: write claims: {S3-02: holds} (stances: holds, does_not_hold, related)" in msg
+
+
+def test_unknown_claim_stance() -> None:
+    msg = only_error(case_with(extra="    claims: {S3-03: hold}\n"))
+    assert "claim S3-03: unknown stance 'hold'" in msg and "did you mean 'holds'?" in msg
+
+
+def test_override_that_changes_expectations_must_restate_claims() -> None:
+    msg = only_error(case_with(extra="    claims: {S3-03: holds}\n    frameworks:\n      torch:\n"
+                                     "        reason: r\n        expect: {values: {y: [2.0]}}\n"))
+    assert "the override for 'torch' changes what is expected, so it must say whether S3-03 hold(s) on torch" in msg
+    assert "fix: add claims: {S3-03: holds} or {S3-03: does_not_hold} to the override" in msg
+
+
+def test_override_claims_are_the_case_claims() -> None:
+    msg = only_error(case_with(extra="    claims: {S3-03: related}\n    frameworks:\n      torch:\n"
+                                     "        reason: r\n        expect: {values: {y: [2.0]}}\n"
+                                     "        claims: {S2-01: holds}\n"))
+    assert "unknown claim 'S2-01'" in msg and "an override can only restate the case's own claims: S3-03" in msg
+
+
+def test_not_applicable_override_takes_no_claims() -> None:
+    msg = only_error(case_with(extra="    claims: {S3-03: holds}\n    frameworks:\n      torch:\n"
+                                     "        not_applicable: no such op\n        claims: {S3-03: holds}\n"))
+    assert "a not_applicable override cannot take a stance on claims" in msg
 
 
 def test_override_needs_a_reason() -> None:
@@ -245,3 +277,10 @@ def test_calling_a_bound_value_is_a_call_operation() -> None:
                         "c.yaml", Vocabulary(operations=None)).cases
     keys = [s.value.key for s in case.flat_steps()[::2]]
     assert keys == ["fn:relu", "call"]
+
+
+def test_claim_stances_per_framework() -> None:
+    case = load(GOOD).cases[0]
+    assert case.claims == {"S3-03": "holds"}
+    assert case.claims_for("torch") == {"S3-03": "holds"}
+    assert case.claims_for("paddle") == {"S3-03": "does_not_hold"}

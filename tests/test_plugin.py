@@ -138,25 +138,119 @@ def test_framework_not_installed_skips_with_reason(corpus: pytest.Pytester) -> N
     result.stdout.fnmatch_lines(["*paddle is not installed (pip install x)*"])
 
 
-def test_results_json_has_one_record_per_item(corpus: pytest.Pytester) -> None:
+MIXED = """\
+cases:
+  - id: views.expand.diverges
+    title: numpy has a per-framework expectation
+    given:
+      x: {data: [1.0, 2.0]}
+    steps:
+      - y = x.reshape(2, 1)
+    expect:
+      shares_memory: {y & x: false}
+    frameworks:
+      numpy:
+        reason: NumPy reshapes a contiguous array as a view
+        expect: {shares_memory: {y & x: true}}
+  - id: views.absent.op
+    title: an operation numpy lacks
+    given:
+      x: {data: [1.0, 2.0]}
+    steps:
+      - y = x.clone().detach()
+    expect:
+      values: {y: [1.0, 2.0]}
+    frameworks:
+      numpy: {not_applicable: NumPy has no autograd}
+"""
+
+
+def validate(data: dict) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    from conformance.results import SCHEMA_FILE
+
+    schema = json.loads(SCHEMA_FILE.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    errors = [f"{e.json_path}: {e.message}" for e in jsonschema.Draft202012Validator(schema).iter_errors(data)]
+    assert errors == []
+
+
+def test_results_json_has_one_record_per_item_and_follows_the_schema(corpus: pytest.Pytester) -> None:
     (corpus.path / "cases" / "views" / "wrong.yaml").write_text(WRONG)
+    (corpus.path / "cases" / "views" / "mixed.yaml").write_text(MIXED)
+    (corpus.path / "cases" / "views" / "syntax.yaml").write_text("cases:\n  - id: [unclosed\n")
     result = corpus.runpytest("--frameworks", "numpy", "--conformance-results", "out/results.json")
-    result.assert_outcomes(passed=2, failed=1, deselected=6)
+    result.assert_outcomes(passed=3, failed=2, skipped=1, deselected=10)
     data = json.loads((corpus.path / "out" / "results.json").read_text())
-    verdicts = {r["case"]: r["verdict"] for r in data["results"]}
-    assert verdicts == {"views.reshape.contiguous": "pass", "copies.clone.fresh": "pass",
-                        "copies.clone.claimed_view": "fail"}
-    assert data["environment"]["frameworks"]["numpy"]
+    validate(data)
+    outcomes = {(r["case"], r["framework"]): r["outcome"] for r in data["results"]}
+    assert outcomes == {
+        ("views.reshape.contiguous", "numpy"): "pass", ("copies.clone.fresh", "numpy"): "pass",
+        ("copies.clone.claimed_view", "numpy"): "fail", ("views.expand.diverges", "numpy"): "known_divergence",
+        ("views.absent.op", "numpy"): "not_applicable", ("<file>", None): "error",
+    }
+    by_case = {r["case"]: r for r in data["results"]}
+    assert by_case["copies.clone.claimed_view"]["reason"] == "values of x: expected [9.0, 2.0], observed [1.0, 2.0]"
+    assert by_case["views.expand.diverges"]["reason"] == "NumPy reshapes a contiguous array as a view"
+    assert by_case["views.absent.op"]["reason"] == "NumPy has no autograd"
+    assert by_case["views.reshape.contiguous"]["behaviour"]["pairs"] == [
+        {"a": "y", "b": "x", "class": "view", "relations": {"shares_memory": True}}]
+    assert "YAML syntax error" in by_case["<file>"]["reason"]
+    assert data["run"] == {"items": 6, "exit_status": 1, "interrupted": False}
+    assert data["environment"]["frameworks"]["numpy"]["devices"] == ["cpu"]
+    assert data["cases"]["views.expand.diverges"]["productions"] == [
+        {"step": 1, "operation": "method:reshape", "result": "y", "input": "x"}]
 
 
-def test_xdist_gives_the_same_items_and_outcomes(corpus: pytest.Pytester) -> None:
+def test_skipped_item_has_a_record_with_the_reason(corpus: pytest.Pytester) -> None:
+    corpus.makeconftest("""
+        from conformance import registry
+        def pytest_configure(config):
+            registry.get_adapter("paddle").unavailable = lambda: "paddle is not installed (pip install x)"
+    """)
+    corpus.runpytest_subprocess("--frameworks", "paddle", "--conformance-results", "r.json")
+    records = json.loads((corpus.path / "r.json").read_text())["results"]
+    assert [(r["outcome"], r["reason"]) for r in records] == [
+        ("skipped", "paddle is not installed (pip install x)")] * 2
+
+
+CRASHING_CONFTEST = """
+    import os
+    from conformance import registry
+
+    def pytest_configure(config):
+        def crash(*args, **kwargs):
+            os.abort()  # a hard crash of the framework inside one case
+        registry.get_adapter("numpy").ops["method:reshape"] = crash
+"""
+
+
+def test_xdist_merges_records_and_counts_crashed_items(corpus: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     (corpus.path / "cases" / "views" / "wrong.yaml").write_text(WRONG)
+    corpus.makeconftest(CRASHING_CONFTEST)
     args = ("--frameworks", "numpy", "--conformance-results", "r.json")
-    serial = corpus.runpytest_subprocess(*args)
-    parallel = corpus.runpytest_subprocess("-n", "2", *args)
+    result = corpus.runpytest_subprocess("-n", "2", *args)
     # xdist deselects on the workers, so only the controller's counts of run items compare
-    serial.assert_outcomes(passed=2, failed=1, deselected=6)
-    parallel.assert_outcomes(passed=2, failed=1)
-    records = json.loads((corpus.path / "r.json").read_text())["results"]
-    assert len(records) == 3
+    result.assert_outcomes(passed=1, failed=2)
+    data = json.loads((corpus.path / "r.json").read_text())
+    validate(data)
+    outcomes = {r["case"]: r["outcome"] for r in data["results"]}
+    assert outcomes == {"views.reshape.contiguous": "error", "copies.clone.fresh": "pass",
+                        "copies.clone.claimed_view": "fail"}
+    crashed = next(r for r in data["results"] if r["case"] == "views.reshape.contiguous")
+    assert "crashed" in crashed["reason"] and crashed["framework"] == "numpy"
+    assert data["run"]["items"] == 3
+
+
+def test_xdist_gives_the_same_records_as_a_serial_run(corpus: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    (corpus.path / "cases" / "views" / "wrong.yaml").write_text(WRONG)
+    corpus.runpytest_subprocess("--frameworks", "numpy", "--conformance-results", "serial.json")
+    corpus.runpytest_subprocess("-n", "2", "--frameworks", "numpy", "--conformance-results", "parallel.json")
+
+    def comparable(name: str) -> list[dict]:
+        records = json.loads((corpus.path / name).read_text())["results"]
+        return [{k: v for k, v in r.items() if k != "duration_s"} for r in records]
+
+    assert comparable("serial.json") == comparable("parallel.json")

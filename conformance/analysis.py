@@ -1,0 +1,296 @@
+"""From a results document to what the report shows: the matrix, divergences, agreement
+scores, the operation classification and the claim verdicts.
+
+Pure data in, data out (no rendering, no pytest, no framework): the Markdown and HTML
+renderers and ``conformance diff`` share it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.results import (
+    COPY, DISJOINT_VIEW, DISTINCT_OBJECT, ERROR, KNOWN_DIVERGENCE, OUTCOMES, SAME_OBJECT, VIEW,
+)
+
+RAN = ("pass", KNOWN_DIVERGENCE, "fail")  # outcomes with an observed behaviour
+VERIFIED = ("pass", KNOWN_DIVERGENCE)  # ... that the case's expectations confirmed
+
+CLASS_WORDS = {
+    SAME_OBJECT: "same object", VIEW: "view", DISJOINT_VIEW: "same storage, no overlap",
+    COPY: "copy", DISTINCT_OBJECT: "different object",
+}
+# The split of the Paddle design note (seed 004): view / inplace / normal.
+OPERATION_KIND = {SAME_OBJECT: "in-place", VIEW: "view", DISJOINT_VIEW: "view", COPY: "copy",
+                  DISTINCT_OBJECT: "new object"}
+OUTCOME_WORDS = {"pass": "pass", KNOWN_DIVERGENCE: "known divergence", "fail": "FAIL", ERROR: "ERROR",
+                 "not_applicable": "not applicable", "skipped": "skipped"}
+CLAIM_VERDICTS = ("holds", "does not hold", "unsettled", "related only", "not applicable", "not run")
+
+
+@dataclass
+class Cell:
+    """One case on one framework."""
+
+    framework: str
+    outcome: str
+    reason: str
+    kind: str  # colour class: a CLASS_WORDS key, "error", "none", or the outcome for unrun items
+    words: str  # the observed behaviour in words
+    record: dict[str, Any]
+
+
+@dataclass
+class Row:
+    case_id: str
+    info: dict[str, Any]
+    cells: dict[str, Cell]
+    agrees: bool | None  # None: fewer than two frameworks ran it
+    why: dict[str, str] = field(default_factory=dict)  # framework -> why it differs
+
+    @property
+    def family(self) -> str:
+        return str(self.info.get("family", self.case_id.split(".", 1)[0]))
+
+    @property
+    def failing(self) -> bool:
+        return any(c.outcome in ("fail", ERROR) for c in self.cells.values())
+
+
+@dataclass
+class Score:
+    agreeing: int = 0
+    comparable: int = 0
+
+    @property
+    def percent(self) -> float | None:
+        return None if not self.comparable else 100.0 * self.agreeing / self.comparable
+
+    def text(self) -> str:
+        p = self.percent
+        return "n/a (no case ran on two frameworks)" if p is None else f"{p:.1f}% ({self.agreeing} of {self.comparable})"
+
+
+@dataclass
+class OperationRow:
+    operation: str
+    # framework -> operation kind -> case ids
+    kinds: dict[str, dict[str, list[str]]]
+
+
+@dataclass
+class ClaimRow:
+    claim: str
+    text: str
+    verdicts: dict[str, str]  # framework -> one of CLAIM_VERDICTS
+    cases: list[str]  # the cases that name the claim
+    evidence: dict[str, dict[str, list[str]]]  # framework -> stance -> case ids
+
+
+@dataclass
+class Report:
+    environment: dict[str, Any]
+    frameworks: list[str]
+    rows: list[Row]
+    invalid: list[dict[str, Any]]  # records of case files / cases that could not be loaded
+    families: dict[str, Score]
+    overall: Score
+    operations: list[OperationRow]
+    claims: list[ClaimRow]
+    counts: dict[str, Counter]  # framework -> outcome -> n
+    total_results: int
+
+    @property
+    def divergences(self) -> list[Row]:
+        return [r for r in self.rows if r.agrees is False]
+
+
+def build(results: dict[str, Any]) -> Report:
+    cases: dict[str, dict[str, Any]] = results.get("cases", {})
+    frameworks = sorted(results["environment"]["frameworks"], key=_framework_order)
+    by_case: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    invalid = []
+    counts: dict[str, Counter] = {fw: Counter() for fw in frameworks}
+    for record in results["results"]:
+        fw = record.get("framework")
+        if fw is None or record.get("case") not in cases:
+            invalid.append(record)
+            continue
+        by_case[record["case"]][fw] = record
+        counts.setdefault(fw, Counter())[record["outcome"]] += 1
+    rows = []
+    for case_id, records in by_case.items():
+        info = cases[case_id]
+        cells = {fw: _cell(fw, rec) for fw, rec in records.items()}
+        rows.append(Row(case_id, info, cells, _agrees(records), _why(info, cells)))
+    rows.sort(key=lambda r: (r.family, str(r.info.get("file")), int(r.info.get("line", 0)), r.case_id))
+    families: dict[str, Score] = {}
+    overall = Score()
+    for row in rows:
+        score = families.setdefault(row.family, Score())
+        if row.agrees is not None:
+            for s in (score, overall):
+                s.comparable += 1
+                s.agreeing += row.agrees
+    return Report(
+        environment=results["environment"], frameworks=frameworks, rows=rows, invalid=invalid,
+        families=dict(sorted(families.items())), overall=overall,
+        operations=_operations(rows, frameworks), claims=_claims(results.get("claims", {}), rows, frameworks),
+        counts=counts, total_results=len(results["results"]),
+    )
+
+
+def _framework_order(name: str) -> tuple[int, str]:
+    # the frameworks this suite started with first, in a fixed order; others alphabetically
+    order = ("torch", "paddle", "numpy")
+    return (order.index(name) if name in order else len(order), name)
+
+
+# ---- cells
+
+
+def _cell(framework: str, record: dict[str, Any]) -> Cell:
+    outcome = record["outcome"]
+    if outcome not in RAN:
+        return Cell(framework, outcome, record.get("reason", ""), outcome, OUTCOME_WORDS.get(outcome, outcome), record)
+    kind, words = describe(record["behaviour"])
+    return Cell(framework, outcome, record.get("reason", ""), kind, words, record)
+
+
+def describe(behaviour: dict[str, Any]) -> tuple[str, str]:
+    """(colour class, words) for an observed behaviour."""
+    parts = [f"{p['a']}↔{p['b']}: {CLASS_WORDS.get(p['class'], p['class'])}" for p in behaviour.get("pairs", [])]
+    kind = behaviour["pairs"][0]["class"] if behaviour.get("pairs") else "none"
+    error = behaviour.get("error")
+    if error:
+        parts.append(f"raises {error['type'].rsplit('.', 1)[-1]} ({error['kind']}) at step {error['at']}")
+        kind = "error"
+    if behaviour.get("warnings"):
+        parts.append(f"warns at step {behaviour['warnings'][0]['at']}")
+    return kind, "; ".join(parts) if parts else "completes (no aliasing checked)"
+
+
+# ---- agreement
+
+
+def signature(record: dict[str, Any], keys: set[str]) -> tuple:
+    """What a framework did, reduced to what can be compared across frameworks: aliasing
+    classes, the error kind and step, and the observed values on the given keys."""
+    b = record["behaviour"]
+    pairs = tuple((p["a"], p["b"], p["class"]) for p in b.get("pairs", []))
+    error = (b["error"]["at"], b["error"]["kind"]) if b.get("error") else None
+    observed = record.get("observed", {})
+    values = tuple((k, _normal(observed[k])) for k in sorted(keys) if k in observed)
+    return pairs, error, values
+
+
+def _agrees(records: dict[str, dict[str, Any]]) -> bool | None:
+    ran = [r for r in records.values() if r["outcome"] in RAN]
+    if len(ran) < 2:
+        return None
+    common = set.intersection(*(set(r.get("observed", {})) for r in ran)) - {"error", "warning"}
+    return len({signature(r, common) for r in ran}) == 1
+
+
+def _normal(value: Any) -> Any:
+    """Hashable, with floats rounded so float32 and float64 renderings of a value compare equal."""
+    if isinstance(value, list):
+        return tuple(_normal(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _normal(v)) for k, v in value.items()))
+    if isinstance(value, float):
+        return float(f"{value:.5g}")
+    return value
+
+
+def _why(info: dict[str, Any], cells: dict[str, Cell]) -> dict[str, str]:
+    why = {}
+    for fw, cell in cells.items():
+        if cell.outcome == KNOWN_DIVERGENCE:
+            why[fw] = info.get("overrides", {}).get(fw, {}).get("reason", cell.reason)
+        elif cell.outcome in ("fail", ERROR) and cell.reason:
+            why[fw] = cell.reason
+    return why
+
+
+# ---- operations
+
+
+def _operations(rows: list[Row], frameworks: list[str]) -> list[OperationRow]:
+    table: dict[str, dict[str, dict[str, list[str]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for row in rows:
+        for prod in row.info.get("productions", []):
+            for fw, cell in row.cells.items():
+                if cell.outcome not in VERIFIED:
+                    continue
+                kind = _production_kind(cell.record["behaviour"], prod)
+                if kind is not None:
+                    table[prod["operation"]][fw][kind].append(row.case_id)
+    return [OperationRow(op, {fw: {k: sorted(set(v)) for k, v in sorted(table[op][fw].items())}
+                              for fw in frameworks if fw in table[op]})
+            for op in sorted(table)]
+
+
+def _production_kind(behaviour: dict[str, Any], prod: dict[str, Any]) -> str | None:
+    error = behaviour.get("error")
+    if error and error["at"] <= prod["step"]:
+        return f"raises ({error['kind']})" if error["at"] == prod["step"] else None
+    for p in behaviour.get("pairs", []):
+        if {p["a"], p["b"]} == {prod["result"], prod["input"]}:
+            return OPERATION_KIND.get(p["class"], p["class"])
+    return None
+
+
+def operation_label(key: str) -> str:
+    kind, _, name = key.partition(":")
+    return {"method": f"x.{name}(…)", "fn": f"{name}(…)", "attr": f"x.{name}",
+            "index": f"x[{name} index]"}.get(kind, key)
+
+
+# ---- claims
+
+
+def _claims(claims: dict[str, str], rows: list[Row], frameworks: list[str]) -> list[ClaimRow]:
+    out = []
+    for claim, text in claims.items():
+        behind = [r for r in rows if claim in r.info.get("claims", {})]
+        verdicts: dict[str, str] = {}
+        evidence: dict[str, dict[str, list[str]]] = {}
+        for fw in frameworks:
+            stances: dict[str, list[str]] = defaultdict(list)
+            for row in behind:
+                cell = row.cells.get(fw)
+                if cell is None:
+                    continue
+                override = row.info.get("overrides", {}).get(fw, {})
+                stance = override.get("claims", {}).get(claim, row.info["claims"][claim])
+                if cell.outcome in VERIFIED:
+                    stances[stance].append(row.case_id)
+                elif cell.outcome in ("fail", ERROR):
+                    stances["unsettled"].append(row.case_id)
+                else:
+                    stances[cell.outcome].append(row.case_id)
+            evidence[fw] = dict(sorted(stances.items()))
+            verdicts[fw] = _verdict(stances)
+        out.append(ClaimRow(claim, text, verdicts, [r.case_id for r in behind], evidence))
+    return out
+
+
+def _verdict(stances: dict[str, list[str]]) -> str:
+    if stances.get("does_not_hold"):
+        return "does not hold"
+    if stances.get("unsettled"):
+        return "unsettled"
+    if stances.get("holds"):
+        return "holds"
+    if stances.get("related"):
+        return "related only"
+    if stances.get("not_applicable"):
+        return "not applicable"
+    return "not run"
+
+
+def outcome_counts(report: Report) -> list[tuple[str, list[int]]]:
+    return [(fw, [report.counts.get(fw, Counter())[o] for o in OUTCOMES]) for fw in report.frameworks]

@@ -1,0 +1,176 @@
+"""``conformance diff OLD.json NEW.json``: what changed between two runs.
+
+Per (case, framework): a change of outcome (new failures, new passes, anything else) and a
+change of observed behaviour (aliasing classes, the error raised, observed values); cases
+added and removed. Durations and the environment's timings never count as changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.analysis import CLASS_WORDS, describe, signature
+
+GOOD = ("pass", "known_divergence")
+BAD = ("fail", "error")
+CHANGE_TITLES = {"new failure": "new failures", "new pass": "new passes", "outcome changed": "outcome changed",
+                 "behaviour changed": "behaviour changed"}
+
+
+@dataclass
+class Change:
+    case: str
+    framework: str
+    old_outcome: str
+    new_outcome: str
+    old_behaviour: str
+    new_behaviour: str
+    details: list[str] = field(default_factory=list)  # what differs in the observations
+
+    @property
+    def kind(self) -> str:
+        if self.new_outcome in BAD and self.old_outcome not in BAD:
+            return "new failure"
+        if self.new_outcome in GOOD and self.old_outcome in BAD:
+            return "new pass"
+        if self.old_outcome != self.new_outcome:
+            return "outcome changed"
+        return "behaviour changed"
+
+
+@dataclass
+class Diff:
+    old_env: dict[str, Any]
+    new_env: dict[str, Any]
+    added: list[str]
+    removed: list[str]
+    changes: list[Change]
+    added_items: list[tuple[str, str]]  # (case, framework) run only in the new results
+    removed_items: list[tuple[str, str]]
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.changes or self.added_items or self.removed_items)
+
+
+def _items(results: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(str(r.get("case")), str(r.get("framework"))): r for r in results["results"]}
+
+
+def compare(old: dict[str, Any], new: dict[str, Any]) -> Diff:
+    old_items, new_items = _items(old), _items(new)
+    old_cases, new_cases = set(old.get("cases", {})), set(new.get("cases", {}))
+    changes = []
+    for key in sorted(old_items.keys() & new_items.keys()):
+        a, b = old_items[key], new_items[key]
+        details = _observation_changes(a, b)
+        if a["outcome"] == b["outcome"] and not details:
+            continue
+        changes.append(Change(key[0], key[1], a["outcome"], b["outcome"], _words(a), _words(b), details))
+    only = lambda x, y: sorted(k for k in x.keys() - y.keys() if k[0] in (old_cases & new_cases))  # noqa: E731
+    return Diff(old["environment"], new["environment"], sorted(new_cases - old_cases), sorted(old_cases - new_cases),
+                changes, only(new_items, old_items), only(old_items, new_items))
+
+
+def _words(record: dict[str, Any]) -> str:
+    if record["outcome"] in ("pass", "known_divergence", "fail"):
+        return describe(record["behaviour"])[1]
+    return f"{record['outcome']}: {record.get('reason', '')}"
+
+
+def _observation_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    # the error's message and the warnings' texts are not compared: they carry addresses
+    # and wording; the error kind and step are (through the signature)
+    keys = (set(a.get("observed", {})) | set(b.get("observed", {}))) - {"error", "warning"}
+    if signature(a, keys) == signature(b, keys):
+        return []
+    out = []
+    pa = {(p["a"], p["b"]): p["class"] for p in a["behaviour"].get("pairs", [])}
+    pb = {(p["a"], p["b"]): p["class"] for p in b["behaviour"].get("pairs", [])}
+    for pair in sorted(pa.keys() | pb.keys()):
+        if pa.get(pair) != pb.get(pair):
+            out.append(f"{pair[0]}↔{pair[1]}: {_cls(pa.get(pair))} → {_cls(pb.get(pair))}")
+    ea, eb = a["behaviour"].get("error"), b["behaviour"].get("error")
+    if (ea and (ea["at"], ea["kind"])) != (eb and (eb["at"], eb["kind"])):
+        out.append(f"error: {_err(ea)} → {_err(eb)}")
+    oa, ob = a.get("observed", {}), b.get("observed", {})
+    for key in sorted(keys):
+        if key.split(".", 1)[0] in ("shares_memory", "same_storage", "same_object"):
+            continue
+        if signature({"behaviour": {}, "observed": oa}, {key}) != signature({"behaviour": {}, "observed": ob}, {key}):
+            out.append(f"{key}: {_short(oa.get(key, 'not observed'))} → {_short(ob.get(key, 'not observed'))}")
+    return out
+
+
+def _cls(value: str | None) -> str:
+    return "not observed" if value is None else CLASS_WORDS.get(value, value)
+
+
+def _err(e: dict[str, Any] | None) -> str:
+    return "none" if not e else f"{e['kind']} at step {e['at']} ({e['type']})"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def render_text(diff: Diff) -> str:
+    lines = [_versions_line(diff)]
+    if diff.empty:
+        lines.append("no changes")
+        return "\n".join(lines) + "\n"
+    for title, ids in (("cases added", diff.added), ("cases removed", diff.removed)):
+        if ids:
+            lines.append(f"{title} ({len(ids)}):")
+            lines += [f"  {i}" for i in ids]
+    for title, items in (("items added", diff.added_items), ("items removed", diff.removed_items)):
+        if items:
+            lines.append(f"{title} ({len(items)}):")
+            lines += [f"  {c}[{fw}]" for c, fw in items]
+    for kind, title in CHANGE_TITLES.items():
+        group = [c for c in diff.changes if c.kind == kind]
+        if not group:
+            continue
+        lines.append(f"{title} ({len(group)}):")
+        for c in group:
+            lines.append(f"  {c.case}[{c.framework}]: {c.old_outcome} → {c.new_outcome}")
+            lines.append(f"    was: {c.old_behaviour}")
+            lines.append(f"    now: {c.new_behaviour}")
+            lines += [f"    {d}" for d in c.details]
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(diff: Diff) -> str:
+    lines = ["# Behaviour changes", "", _versions_line(diff), ""]
+    if diff.empty:
+        lines.append("No changes.")
+        return "\n".join(lines) + "\n"
+    for title, ids in (("Cases added", diff.added), ("Cases removed", diff.removed)):
+        if ids:
+            lines += [f"## {title} ({len(ids)})", ""] + [f"- `{i}`" for i in ids] + [""]
+    for title, items in (("Items added", diff.added_items), ("Items removed", diff.removed_items)):
+        if items:
+            lines += [f"## {title} ({len(items)})", ""] + [f"- `{c}[{fw}]`" for c, fw in items] + [""]
+    if diff.changes:
+        lines += [f"## Changes ({len(diff.changes)})", "", "| case | framework | change | was | now | details |",
+                  "|---|---|---|---|---|---|"]
+        for c in diff.changes:
+            lines.append(f"| `{c.case}` | {c.framework} | {c.kind}: {c.old_outcome} → {c.new_outcome} | "
+                         f"{_md(c.old_behaviour)} | {_md(c.new_behaviour)} | {_md('; '.join(c.details))} |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _versions_line(diff: Diff) -> str:
+    parts = []
+    old_fw, new_fw = diff.old_env.get("frameworks", {}), diff.new_env.get("frameworks", {})
+    for fw in sorted(set(old_fw) | set(new_fw)):
+        a, b = old_fw.get(fw, {}).get("version"), new_fw.get(fw, {}).get("version")
+        parts.append(f"{fw} {a} → {b}" if a != b else f"{fw} {a}")
+    return "frameworks: " + ", ".join(parts)
+
+
+def _md(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|").replace("<", "&lt;")

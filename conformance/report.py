@@ -1,0 +1,52 @@
+"""Write (or check) the behaviour reports for a results file: ``behaviour.md`` and
+``behaviour.html`` in one folder."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any
+
+from conformance import analysis, report_html, report_md
+from conformance.results import write_text_atomically
+
+REPORT_NAMES = ("behaviour.md", "behaviour.html")
+
+
+def render_all(results: dict[str, Any], out_dir: Path, case_root: Path | None = None) -> dict[Path, str]:
+    """Report path -> text. Links to case files are relative from ``out_dir`` to
+    ``case_root`` (the folder the case paths in the results are relative to)."""
+    report = analysis.build(results)
+    root = case_root if case_root is not None else Path.cwd()
+    link_root = Path(os.path.relpath(root.resolve(), out_dir.resolve())).as_posix()
+    return {
+        out_dir / "behaviour.md": report_md.render(report, link_root),
+        out_dir / "behaviour.html": report_html.render(report, link_root),
+    }
+
+
+def write_reports(results: dict[str, Any], out_dir: Path, case_root: Path | None = None) -> list[Path]:
+    rendered = render_all(results, out_dir, case_root)
+    for path, text in rendered.items():
+        write_text_atomically(path, text)
+    return list(rendered)
+
+
+def stale_reports(results: dict[str, Any], out_dir: Path, case_root: Path | None = None,
+                  context_lines: int = 3, max_lines: int = 60) -> list[str]:
+    """A message per report that differs from what the results render to (empty: up to date)."""
+    problems = []
+    for path, text in render_all(results, out_dir, case_root).items():
+        if not path.exists():
+            problems.append(f"{path}: missing")
+            continue
+        current = path.read_text(encoding="utf-8")
+        if current == text:
+            continue
+        diff = list(difflib.unified_diff(current.splitlines(), text.splitlines(), f"{path} (committed)",
+                                         f"{path} (from these results)", n=context_lines, lineterm=""))
+        shown = "\n".join(line[:300] for line in diff[:max_lines])
+        more = f"\n... {len(diff) - max_lines} more diff lines" if len(diff) > max_lines else ""
+        problems.append(f"{path}: out of date with the corpus\n{shown}{more}")
+    return problems

@@ -1,0 +1,116 @@
+"""The HTML report in a real browser (Debian's Chromium driven by Playwright), opened from
+disk: the matrix renders, the filters hide and show the right rows, nothing is fetched.
+
+Skips where Chromium or Playwright is absent, unless CONFORMANCE_REQUIRE_BROWSER=1 (set by
+.ci/run), where their absence is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from conformance import analysis, report_html
+from results_factory import sample
+
+CHROMIUM = os.environ.get("CONFORMANCE_CHROMIUM", "/usr/bin/chromium")
+# Chromium's own background connections are refused on a closed network; keep it quiet.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+def _missing() -> str | None:
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+        return f"Chromium not found at {CHROMIUM} (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (pip install -e '.[test]')"
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    missing = _missing()
+    if missing:
+        if os.environ.get("CONFORMANCE_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"browser test required (CONFORMANCE_REQUIRE_BROWSER=1) but {missing}")
+        pytest.skip(missing)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("report") / "behaviour.html"
+    path.write_text(report_html.render(analysis.build(sample())), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def page(browser: Any, report_file: Path) -> Iterator[Any]:
+    page = browser.new_page()
+    page.problems = []
+    page.on("pageerror", lambda exc: page.problems.append(f"script error: {exc}"))
+    page.on("request", lambda req: None if req.url.startswith("file:") else page.problems.append(
+        f"network request: {req.url}"))
+    page.goto(report_file.as_uri())
+    yield page
+    assert page.problems == []
+    page.close()
+
+
+def visible_cases(page: Any) -> list[str]:
+    return [row.get_attribute("data-case") for row in page.locator("#matrix tr[data-case]").all() if row.is_visible()]
+
+
+def test_matrix_renders_offline(page: Any) -> None:
+    assert visible_cases(page) == ["copies.clone.broken", "views.reshape.agree", "views.expand.paddle_copies"]
+    assert page.locator("#shown").inner_text() == "3 of 3 cases shown"
+    cell = page.locator("#case-views\\.expand\\.paddle_copies td[data-fw=paddle]")
+    assert cell.inner_text() == "y↔x: copy"
+    assert "k-copy" in cell.get_attribute("class")
+
+
+def test_only_divergences_filter(page: Any) -> None:
+    page.check("input[name=divergent]")
+    assert visible_cases(page) == ["views.expand.paddle_copies"]
+    assert page.locator("#shown").inner_text() == "1 of 3 cases shown"
+    assert not page.locator("#family-copies").is_visible()  # a family with no row left is hidden
+    page.uncheck("input[name=divergent]")
+    assert len(visible_cases(page)) == 3
+
+
+def test_only_failures_follows_the_shown_frameworks(page: Any) -> None:
+    page.check("input[name=failing]")
+    assert visible_cases(page) == ["copies.clone.broken"]  # fails on torch
+    page.uncheck("input[value=torch]")
+    assert visible_cases(page) == []  # ... and on no other framework
+    page.check("input[value=torch]")
+    assert visible_cases(page) == ["copies.clone.broken"]
+
+
+def test_framework_filter_hides_its_column(page: Any) -> None:
+    row = page.locator("#case-views\\.reshape\\.agree")
+    page.uncheck("input[value=torch]")
+    assert not row.locator("td[data-fw=torch]").is_visible()
+    assert row.locator("td[data-fw=paddle]").is_visible()
+    assert not page.locator("#matrix th[data-fw=torch]").first.is_visible()
+    assert not page.locator("tr[data-fw-row=torch]").is_visible()
+    page.check("input[value=torch]")
+    assert row.locator("td[data-fw=torch]").is_visible()
+
+
+def test_family_filter(page: Any) -> None:
+    page.select_option("select[name=family]", "copies")
+    assert visible_cases(page) == ["copies.clone.broken"]
+    page.select_option("select[name=family]", "")
+    assert len(visible_cases(page)) == 3

@@ -1,0 +1,228 @@
+"""The behaviour report (analysis, Markdown, HTML), `conformance report` and
+`conformance diff`, on hand-made results documents (no framework runs)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance import analysis, report_html, report_md
+from conformance.cli import main
+from conformance.diff import compare, render_markdown, render_text
+from results_factory import record, sample
+
+
+def test_agreement_divergences_and_failures() -> None:
+    report = analysis.build(sample())
+    rows = {r.case_id: r for r in report.rows}
+    assert rows["views.reshape.agree"].agrees is True
+    assert rows["views.expand.paddle_copies"].agrees is False
+    assert rows["views.expand.paddle_copies"].why == {"paddle": "Paddle's expand copies"}
+    # torch fails but observed the same behaviour as paddle; numpy is not applicable
+    assert rows["copies.clone.broken"].agrees is True and rows["copies.clone.broken"].failing
+    assert [r.case_id for r in report.divergences] == ["views.expand.paddle_copies"]
+    assert report.families["views"].text() == "50.0% (1 of 2)"
+    assert report.overall.text() == "66.7% (2 of 3)"
+
+
+def test_a_case_run_on_one_framework_is_not_scored() -> None:
+    doc = sample()
+    doc["results"] = [r for r in doc["results"] if r["case"] != "copies.clone.broken" or r["framework"] == "torch"]
+    assert analysis.build(doc).families["copies"].comparable == 0
+
+
+def test_float32_and_float64_renderings_of_a_value_agree() -> None:
+    doc = sample()
+    for r in doc["results"]:
+        if r["case"] == "views.reshape.agree":
+            r["observed"]["values.y"] = [2.7182817459106445] if r["framework"] == "paddle" else [2.718281828459045]
+    rows = {r.case_id: r for r in analysis.build(doc).rows}
+    assert rows["views.reshape.agree"].agrees is True
+    for r in doc["results"]:
+        if r["case"] == "views.reshape.agree" and r["framework"] == "paddle":
+            r["observed"]["values.y"] = [2.7185]
+    rows = {r.case_id: r for r in analysis.build(doc).rows}
+    assert rows["views.reshape.agree"].agrees is False
+
+
+def test_operation_classification_per_framework() -> None:
+    ops = {o.operation: o.kinds for o in analysis.build(sample()).operations}
+    assert ops["method:reshape"] == {fw: {"view": ["views.reshape.agree"]} for fw in ("torch", "paddle", "numpy")}
+    assert ops["method:expand"]["paddle"] == {"copy": ["views.expand.paddle_copies"]}
+    assert ops["method:expand"]["torch"] == {"view": ["views.expand.paddle_copies"]}
+
+
+def test_operation_that_raises_is_classified_as_raising() -> None:
+    doc = sample()
+    for r in doc["results"]:
+        if r["case"] == "views.reshape.agree" and r["framework"] == "torch":
+            r["behaviour"] = {"pairs": [], "error": {"at": 1, "kind": "not_contiguous_view", "type": "RuntimeError",
+                                                      "message": "m"}, "warnings": []}
+    ops = {o.operation: o.kinds for o in analysis.build(doc).operations}
+    assert ops["method:reshape"]["torch"] == {"raises (not_contiguous_view)": ["views.reshape.agree"]}
+
+
+def test_claim_verdicts_use_the_per_framework_stance() -> None:
+    claims = {c.claim: c for c in analysis.build(sample()).claims}
+    assert claims["S3-03"].verdicts == {"torch": "holds", "paddle": "does not hold", "numpy": "holds"}
+    assert claims["S3-03"].evidence["paddle"] == {"does_not_hold": ["views.expand.paddle_copies"],
+                                                  "holds": ["views.reshape.agree"]}
+    # torch's case fails: the claim cannot be settled there
+    assert claims["S3-07"].verdicts == {"torch": "unsettled", "paddle": "does not hold", "numpy": "not applicable"}
+    assert claims["S4-01"].verdicts == {fw: "not run" for fw in ("torch", "paddle", "numpy")}
+    assert claims["S4-01"].cases == []
+
+
+def test_markdown_report_sections() -> None:
+    text = report_md.render(analysis.build(sample()))
+    for heading in ("## Summary", "## Divergences", "## Claims", "## Operation classification", "## Matrix",
+                    "### views", "### copies", "## Environment"):
+        assert f"\n{heading}\n" in text
+    assert text.index("## Divergences") < text.index("## Matrix")
+    assert "1 case where the frameworks do not behave the same" in text
+    assert ("| `views.expand.paddle_copies`<br>[cases/views/c.yaml:20](../cases/views/c.yaml#L20) | 🟦 y↔x: view "
+            "| ◆ 🟩 y↔x: copy | 🟦 y↔x: view | **paddle**: Paddle's expand copies |") in text
+    assert "| **S3-03** `view()` changes shape but shares memory. | ✅ holds | ❌ does not hold | ✅ holds |" in text
+    assert "| `x.expand(…)` | view (1) | copy (1) | view (1) |" in text
+    assert "❌ 🟩 y↔x: copy: values of y: expected [2.0], observed [1.0]" in text
+    assert "- paddle 3.3.1 (devices: cpu)" in text
+    assert "**Agreement** (share of cases that ran on at least two frameworks where all behave the same): " \
+           "**66.7% (2 of 3)**" in text
+
+
+def test_markdown_escapes_table_syntax() -> None:
+    doc = sample()
+    doc["cases"]["views.reshape.agree"]["title"] = "a | b <script>"
+    text = report_md.render(analysis.build(doc))
+    assert "a \\| b &lt;script&gt;" in text
+
+
+def test_reports_have_no_timings_so_same_results_give_same_bytes() -> None:
+    doc = sample()
+    other = copy.deepcopy(doc)
+    for r in other["results"]:
+        r["duration_s"] = 42.0
+    other["environment"]["platform"] = "Linux-another-kernel"
+    other["environment"]["python"] = "3.11.9"
+    other["run"]["exit_status"] = 1
+    for render in (report_md.render, report_html.render):
+        assert render(analysis.build(doc)) == render(analysis.build(other))
+
+
+def test_html_is_self_contained() -> None:
+    html = report_html.render(analysis.build(sample()))
+    assert html.startswith("<!DOCTYPE html>")
+    for remote in ("<link", "src=", "@import", "url("):
+        assert remote not in html
+    assert "<script>" in html and "<style>" in html
+    assert "data-case='views.expand.paddle_copies'" in html and "data-diverges='1'" in html
+
+
+def test_html_escapes_case_text() -> None:
+    doc = sample()
+    doc["cases"]["views.reshape.agree"]["title"] = "<img src=x onerror=alert(1)>"
+    html = report_html.render(analysis.build(doc))
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+# ---- conformance report
+
+
+def write(path: Path, doc: dict) -> Path:
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_report_command_writes_both_files_and_check_detects_staleness(tmp_path: Path, capsys) -> None:
+    results = write(tmp_path / "r.json", sample())
+    out = tmp_path / "reports"
+    assert main(["report", str(results), "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["behaviour.html", "behaviour.md"]
+    assert main(["report", str(results), "--out", str(out), "--check"]) == 0
+    changed = sample()
+    next(r for r in changed["results"] if r["case"] == "views.reshape.agree")["behaviour"]["pairs"][0]["class"] = "copy"
+    assert main(["report", str(write(tmp_path / "new.json", changed)), "--out", str(out), "--check"]) == 1
+    err = capsys.readouterr().err
+    assert f"{out / 'behaviour.md'}: out of date with the corpus" in err
+    assert "regenerate with `conformance report" in err
+
+
+def test_report_command_refuses_other_formats(tmp_path: Path, capsys) -> None:
+    results = write(tmp_path / "r.json", {"format": 1, "results": []})
+    assert main(["report", str(results)]) == 2
+    assert "results format 1, this tool reads format 2; rerun the suite" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text("{not json")
+    assert main(["report", str(tmp_path / "bad.json")]) == 2
+    assert "cannot read results JSON" in capsys.readouterr().err
+
+
+# ---- conformance diff
+
+
+def test_diff_of_identical_runs_is_empty() -> None:
+    doc = sample()
+    other = copy.deepcopy(doc)
+    for r in other["results"]:
+        r["duration_s"] = 9.0
+    diff = compare(doc, other)
+    assert diff.empty and render_text(diff).endswith("no changes\n")
+
+
+def test_diff_reports_exactly_the_changed_case() -> None:
+    old = sample()
+    new = copy.deepcopy(old)
+    for r in new["results"]:
+        if r["case"] == "views.reshape.agree" and r["framework"] == "paddle":
+            r.update(record("views.reshape.agree", "paddle", "fail", pairs={("y", "x"): "copy"},
+                            observed={"values.y": [1.0]}, reason="shares_memory(y, x): expected True"))
+    new["environment"]["frameworks"]["paddle"]["version"] = "3.4.0"
+    diff = compare(old, new)
+    assert [(c.case, c.framework, c.kind) for c in diff.changes] == [("views.reshape.agree", "paddle", "new failure")]
+    assert diff.changes[0].details == ["y↔x: view → copy"]
+    text = render_text(diff)
+    assert "paddle 3.3.1 → 3.4.0" in text
+    assert "new failures (1):\n  views.reshape.agree[paddle]: pass → fail\n    was: y↔x: view\n    now: y↔x: copy" in text
+    md = render_markdown(diff)
+    assert "| `views.reshape.agree` | paddle | new failure: pass → fail | y↔x: view | y↔x: copy | y↔x: view → copy |" in md
+
+
+def test_diff_reports_new_passes_value_changes_and_added_removed_cases() -> None:
+    old = sample()
+    new = copy.deepcopy(old)
+    for r in new["results"]:
+        if r["case"] == "copies.clone.broken" and r["framework"] == "torch":
+            r["outcome"], r["reason"] = "pass", ""
+        if r["case"] == "views.reshape.agree" and r["framework"] == "numpy":
+            r["observed"]["values.y"] = [5.0]
+    del new["cases"]["views.expand.paddle_copies"]
+    new["results"] = [r for r in new["results"] if r["case"] != "views.expand.paddle_copies"]
+    new["cases"]["views.new.case"] = copy.deepcopy(old["cases"]["views.reshape.agree"])
+    new["results"].append(record("views.new.case", "torch"))
+    diff = compare(old, new)
+    assert diff.added == ["views.new.case"] and diff.removed == ["views.expand.paddle_copies"]
+    kinds = {(c.case, c.framework): (c.kind, c.details) for c in diff.changes}
+    assert kinds == {("copies.clone.broken", "torch"): ("new pass", []),
+                     ("views.reshape.agree", "numpy"): ("behaviour changed", ["values.y: [1.0] → [5.0]"])}
+
+
+def test_diff_command_exit_status_and_markdown(tmp_path: Path, capsys) -> None:
+    a = write(tmp_path / "a.json", sample())
+    assert main(["diff", str(a), str(a)]) == 0
+    changed = sample()
+    changed["results"][0]["outcome"] = "error"
+    changed["results"][0]["reason"] = "crashed"
+    b = write(tmp_path / "b.json", changed)
+    capsys.readouterr()
+    assert main(["diff", str(a), str(b), "--format", "md"]) == 1
+    assert capsys.readouterr().out.startswith("# Behaviour changes\n")
+
+
+@pytest.mark.parametrize("missing", ["old", "new"])
+def test_diff_of_a_missing_file_says_so(tmp_path: Path, capsys, missing: str) -> None:
+    a = write(tmp_path / "a.json", sample())
+    args = [str(tmp_path / "nope.json"), str(a)] if missing == "old" else [str(a), str(tmp_path / "nope.json")]
+    assert main(["diff", *args]) == 2
+    assert "nope.json: cannot read results JSON" in capsys.readouterr().err
