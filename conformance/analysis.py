@@ -22,8 +22,10 @@ CLASS_WORDS = {
     SAME_OBJECT: "same object", VIEW: "view", DISJOINT_VIEW: "same storage, no overlap",
     COPY: "copy", DISTINCT_OBJECT: "different object",
 }
-# The split of the Paddle design note (seed 004): view / inplace / normal.
-OPERATION_KIND = {SAME_OBJECT: "in-place", VIEW: "view", DISJOINT_VIEW: "view", COPY: "copy",
+# The split of the Paddle design note (seed 004): view / inplace / normal. Its "inplace" is
+# "the same variable": the result is the input object (which also covers ops that return
+# their input unchanged, like contiguous() of a contiguous tensor).
+OPERATION_KIND = {SAME_OBJECT: "same object", VIEW: "view", DISJOINT_VIEW: "view", COPY: "copy",
                   DISTINCT_OBJECT: "new object"}
 OUTCOME_WORDS = {"pass": "pass", KNOWN_DIVERGENCE: "known divergence", "fail": "FAIL", ERROR: "ERROR",
                  "not_applicable": "not applicable", "skipped": "skipped"}

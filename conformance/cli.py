@@ -43,6 +43,8 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
             "--conformance-results", str(results), *extra]
     if args.frameworks:
         argv += ["--frameworks", args.frameworks]
+    if args.numprocesses:
+        argv += ["-n", args.numprocesses]
     plugins: list[object] = []
     if sys.stdout.isatty() and not args.plain:
         plugins.append(ProgressDisplay(sys.stdout))
@@ -160,6 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--results", default=str(DEFAULT_RESULTS), help="results JSON path")
     run.add_argument("--reports", default=str(DEFAULT_RESULTS.parent),
                      help="folder for behaviour.md and behaviour.html (default: reports)")
+    run.add_argument("-n", "--numprocesses", metavar="N",
+                     help="run in N worker processes (pytest-xdist), e.g. -n 2 or -n auto")
     run.add_argument("--plain", action="store_true",
                      help="pytest's own output instead of the one-line progress display")
     run.set_defaults(func=cmd_run)

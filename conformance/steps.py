@@ -278,7 +278,11 @@ def productions(steps: Iterable[Step]) -> list[tuple[int, str, str, str]]:
         source = next((a.name for a in args if isinstance(a, Ref)), None)
         if source is None or source == result:
             continue
+        # a later rebinding, or a later attribute assignment (``a.data = ...`` swaps a's
+        # buffer), would make the final relation describe something else than this step
         later = {n for s in flat[i + 1:] for n in names_bound(s)}
+        later |= {t.obj.name for s in flat[i + 1:] for t in s.targets
+                  if isinstance(t, AttrTarget) and isinstance(t.obj, Ref)}
         if result in later or source in later:
             continue
         found.append((step.number, operation, result, source))

@@ -49,3 +49,12 @@ def test_case_family_matches_its_folder(corpus: list[Case]) -> None:
 def test_operations_doc_is_generated_from_the_adapters() -> None:
     assert (ROOT / "docs" / "operations.md").read_text() == operations_markdown(), (
         "docs/operations.md is stale: run 'conformance ops > docs/operations.md'")
+
+
+def test_committed_report_lists_every_case_and_claim(corpus: list[Case]) -> None:
+    # A fast guard that needs no framework; .ci/run compares the whole report byte for byte
+    # with one rendered from its own run.
+    report = (ROOT / "reports" / "behaviour.md").read_text(encoding="utf-8")
+    missing = [c.id for c in corpus if f"`{c.id}`<br>[{c.location.file}:{c.location.line}]" not in report]
+    assert missing == [], "reports/behaviour.md is stale: run `conformance run` and commit reports/"
+    assert [c for c in sorted(claims.claim_ids()) if f"| **{c}** " not in report] == []

@@ -284,3 +284,16 @@ def test_claim_stances_per_framework() -> None:
     assert case.claims == {"S3-03": "holds"}
     assert case.claims_for("torch") == {"S3-03": "holds"}
     assert case.claims_for("paddle") == {"S3-03": "does_not_hold"}
+
+
+def test_productions_pair_each_result_with_its_input() -> None:
+    from conformance.steps import productions
+
+    steps = '"y = x.view(4)", "a = x[0]", "b = x[[0]]", "c = y.clone()", "c = c.clone()", "d = x.T"'
+    case = load(case_with(steps=f"[{steps}]")).cases[0]
+    # c is rebound at step 5, so step 4 is dropped; step 5 relates c to itself
+    assert productions(case.steps) == [(1, "method:view", "y", "x"), (2, "index:basic", "a", "x"),
+                                       (3, "index:advanced", "b", "x"), (6, "attr:T", "d", "x")]
+    # an attribute assigned later (a.data = ... swaps the buffer) voids what x produced
+    case = load(case_with(steps=f'[{steps}, "x.requires_grad = True"]')).cases[0]
+    assert productions(case.steps) == []
