@@ -144,8 +144,9 @@ def render(report: Report, link_root: str = "..") -> str:
 
     w("<h2 id='operations'>Operation classification</h2><p>For each operation <code>y = op(x, …)</code> in the "
       "corpus, what the result is to its input per framework: <b>view</b> (shares data, another object), "
-      "<b>same object</b> (the design note's <i>inplace</i>: the result is the input), <b>copy</b> (new data), the view / inplace / normal split of the "
-      "Paddle design note. More than one kind: it depends on the input.</p>")
+      "<b>same object</b> (the result is the input), <b>copy</b> (new data): the view / inplace / normal "
+      "split of the Paddle design note, whose <i>inplace</i> is the same object. More than one kind: it "
+      "depends on the input or the arguments. Hover a kind for its cases.</p>")
     w("<table id='operations-table'><tr><th>operation</th>" + "".join(_fw_th(fw) for fw in fws) + "</tr>")
     for op in report.operations:
         cells = []

@@ -86,9 +86,10 @@ def render(report: Report, link_root: str = "..") -> str:
 
     w("## Operation classification\n")
     w("For each operation `y = op(x, …)` in the corpus, what the result is to its input, per framework: "
-      "**view** (shares data, a different tensor object), **same object** (the design note's *inplace*: the result is the input), **copy** (new data) — "
-      "the view / inplace / normal split of the Paddle design note. An operation shows more than one kind "
-      "when it depends on the input (e.g. `reshape` of a non-contiguous tensor copies).\n")
+      "**view** (shares data, a different tensor object), **same object** (the result is the input), "
+      "**copy** (new data): the view / inplace / normal split of the Paddle design note, whose *inplace* "
+      "is the same object. An operation shows more than one kind when it depends on the input or the "
+      "arguments (e.g. `reshape` of a non-contiguous tensor copies; `add(x, y, out=x)` returns x).\n")
     w("| operation | " + " | ".join(report.frameworks) + " |")
     w("|---|" + "---|" * len(report.frameworks))
     for op in report.operations:
