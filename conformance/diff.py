@@ -74,8 +74,10 @@ def compare(old: dict[str, Any], new: dict[str, Any]) -> Diff:
 
 
 def _words(record: dict[str, Any]) -> str:
-    if record["outcome"] in ("pass", "known_divergence", "fail"):
+    if record["outcome"] in ("pass", "known_divergence"):
         return describe(record["behaviour"])[1]
+    if record["outcome"] == "fail":
+        return f"{describe(record['behaviour'])[1]} (fail: {record.get('reason', '')})"
     return f"{record['outcome']}: {record.get('reason', '')}"
 
 

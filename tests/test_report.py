@@ -184,9 +184,11 @@ def test_diff_reports_exactly_the_changed_case() -> None:
     assert diff.changes[0].details == ["y↔x: view → copy"]
     text = render_text(diff)
     assert "paddle 3.3.1 → 3.4.0" in text
-    assert "new failures (1):\n  views.reshape.agree[paddle]: pass → fail\n    was: y↔x: view\n    now: y↔x: copy" in text
+    assert ("new failures (1):\n  views.reshape.agree[paddle]: pass → fail\n    was: y↔x: view\n"
+            "    now: y↔x: copy (fail: shares_memory(y, x): expected True)\n    y↔x: view → copy") in text
     md = render_markdown(diff)
-    assert "| `views.reshape.agree` | paddle | new failure: pass → fail | y↔x: view | y↔x: copy | y↔x: view → copy |" in md
+    assert ("| `views.reshape.agree` | paddle | new failure: pass → fail | y↔x: view | "
+            "y↔x: copy (fail: shares_memory(y, x): expected True) | y↔x: view → copy |") in md
 
 
 def test_diff_reports_new_passes_value_changes_and_added_removed_cases() -> None:
