@@ -4,6 +4,7 @@
                                               reports/behaviour.md and reports/behaviour.html
     conformance report RESULTS.json [--check] render (or check) the behaviour reports
     conformance diff OLD.json NEW.json        what changed between two runs
+    conformance lint [PATHS]                  check case files: path:line:col: CODE message
     conformance list                          list the cases (id, file:line, claims)
     conformance ops                           print the operation vocabulary (Markdown)
 """
@@ -146,6 +147,30 @@ def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
     return status
 
 
+def cmd_lint(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance import registry
+    from conformance.lint import RULES, case_files, lint_paths
+
+    if args.rules:
+        for code, (name, what) in RULES.items():
+            print(f"{code}  {name:<20} {what}")
+        return 0
+    paths = args.paths or _case_roots()
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        print(f"conformance lint: no such file or folder: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    files = case_files(paths)
+    if not files:
+        print(f"conformance lint: no case files (*.yaml) under {', '.join(paths)}", file=sys.stderr)
+        return 2
+    findings = lint_paths(paths, registry.vocabulary())
+    for finding in findings:
+        print(finding.render())
+    print(f"conformance lint: {len(files)} file(s), {len(findings)} problem(s)", file=sys.stderr)
+    return 1 if findings else 0
+
+
 def cmd_ops(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance.operations import operations_markdown
 
@@ -179,6 +204,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     dif.add_argument("new")
     dif.add_argument("--format", choices=("text", "md"), default="text")
     dif.set_defaults(func=cmd_diff)
+    lint = sub.add_parser("lint", help="check case files without running them (exit 1 on any problem)")
+    lint.add_argument("paths", nargs="*", help="case files or folders (default: cases/)")
+    lint.add_argument("--rules", action="store_true", help="list the rules and their codes")
+    lint.set_defaults(func=cmd_lint)
     lst = sub.add_parser("list", help="list the cases")
     lst.add_argument("paths", nargs="*")
     lst.set_defaults(func=cmd_list)

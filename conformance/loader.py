@@ -61,7 +61,10 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f"did you mean {close[0]!r}?" if close else ""
 
 
-def load_file(path: str | Path, vocabulary: Vocabulary, display_path: str | None = None) -> LoadResult:
+def load_file(path: str | Path, vocabulary: Vocabulary, display_path: str | None = None,
+              draft: bool = False) -> LoadResult:
+    """Load a case file. ``draft``: accept cases whose ``expect`` is still empty (for
+    ``conformance observe``, which is how expectations get written)."""
     file = display_path or str(path)
     result = LoadResult(file)
     try:
@@ -69,10 +72,10 @@ def load_file(path: str | Path, vocabulary: Vocabulary, display_path: str | None
     except (OSError, UnicodeDecodeError) as exc:
         result.errors.append((None, CaseFormatError(Location(file, 1), f"cannot read file: {exc}")))
         return result
-    return load_text(text, file, vocabulary)
+    return load_text(text, file, vocabulary, draft)
 
 
-def load_text(text: str, file: str, vocabulary: Vocabulary) -> LoadResult:
+def load_text(text: str, file: str, vocabulary: Vocabulary, draft: bool = False) -> LoadResult:
     result = LoadResult(file)
     try:
         doc = parse(text, file)
@@ -85,14 +88,14 @@ def load_text(text: str, file: str, vocabulary: Vocabulary) -> LoadResult:
         where = cases.where(index)
         case_id = raw.get("id") if isinstance(raw, YMap) and isinstance(raw.get("id"), str) else None
         try:
-            case = _CaseReader(file, vocabulary).read(raw, where)
+            case = _CaseReader(file, vocabulary, draft).read(raw, where)
         except CaseFormatError as exc:
             result.errors.append((case_id, exc))
             continue
         if case.id in seen:
             result.errors.append((case.id, CaseFormatError(
                 case.location, f"duplicate case id {case.id!r} (first at line {seen[case.id].line})",
-                "give each case a unique id")))
+                "give each case a unique id", code="CF001")))
             continue
         seen[case.id] = case.location
         result.cases.append(case)
@@ -115,14 +118,15 @@ def _top_level(doc: Any, file: str) -> YList:
 
 
 class _CaseReader:
-    def __init__(self, file: str, vocabulary: Vocabulary) -> None:
+    def __init__(self, file: str, vocabulary: Vocabulary, draft: bool = False) -> None:
         self.file = file
         self.vocab = vocabulary
+        self.draft = draft
 
     # ---- small typed getters with located errors
 
-    def err(self, loc: Location, message: str, hint: str | None = None) -> CaseFormatError:
-        return CaseFormatError(loc, message, hint)
+    def err(self, loc: Location, message: str, hint: str | None = None, code: str = "CF000") -> CaseFormatError:
+        return CaseFormatError(loc, message, hint, code)
 
     def mapping(self, value: Any, loc: Location, what: str) -> YMap:
         if not isinstance(value, YMap):
@@ -160,7 +164,7 @@ class _CaseReader:
         m = self.mapping(raw, where, "a case")
         self.keys(m, CASE_KEYS, "a case")
         for key in REQUIRED_CASE_KEYS:
-            if key not in m:
+            if key not in m and not (self.draft and key == "expect"):
                 raise self.err(m.location, f"the case has no {key!r}", f"add '{key}:' to the case")
         case_id = self.string(m, "id", "'id'")
         if not ID_PATTERN.match(case_id):
@@ -175,7 +179,8 @@ class _CaseReader:
         steps = self.steps(m, {g.name for g in given})
         flat = [s for step in steps for s in step.flat()]
         bound = {g.name for g in given} | {n for s in flat for n in names_bound(s)}
-        expect = self.expect(m["expect"], m.where("expect"), flat, bound, "'expect'")
+        expect = self.expect(m["expect"], m.where("expect"), flat, bound, "'expect'",
+                             partial=self.draft) if "expect" in m else Expect()
         overrides = self.overrides(m, flat, bound, claims)
         if self.vocab.operations is not None:
             self.check_operations(steps)
@@ -322,7 +327,7 @@ class _CaseReader:
                     if ref.name not in defined:
                         hint = did_you_mean(ref.name, defined) or (
                             "define it under 'given' or assign it in an earlier step")
-                        raise self.err(loc, f"in step {item!r}: {ref.name!r} is not defined", hint)
+                        raise self.err(loc, f"in step {item!r}: {ref.name!r} is not defined", hint, code="CF002")
                 defined.update(names_bound(step))
                 out.append(step)
             elif isinstance(item, YMap) and len(item) == 1:
@@ -351,7 +356,7 @@ class _CaseReader:
                     same_kind = [k.partition(":")[2] for k in known if k.startswith(prefix + ":")]
                     hint = did_you_mean(name, same_kind) or "see docs/operations.md for the operations adapters define"
                     raise self.err(step.location, f"in step {step.text!r}: unknown operation "
-                                   f"{_describe_op(key)}: no adapter defines it", hint)
+                                   f"{_describe_op(key)}: no adapter defines it", hint, code="CF004")
 
     # ---- expectations
 
@@ -361,7 +366,8 @@ class _CaseReader:
         allowed = RELATIONS + TENSOR_PROPERTIES + ("error", "warning")
         self.keys(m, allowed, what)
         if not m and not partial:
-            raise self.err(loc, f"{what} is empty", "state at least one thing that must hold")
+            raise self.err(loc, f"{what} is empty", "state at least one thing that must hold: run "
+                           "`conformance observe <case id>` and paste the expectations it prints", code="CF009")
         relations: dict[str, dict[tuple[str, str], bool]] = {}
         properties: dict[str, dict[str, Any]] = {}
         locations: dict[tuple, Location] = {}
@@ -402,7 +408,7 @@ class _CaseReader:
     def known_name(self, name: str, bound: set[str], loc: Location) -> None:
         if name not in bound:
             hint = did_you_mean(name, bound) or f"known names: {', '.join(sorted(bound))}"
-            raise self.err(loc, f"{name!r} is not a tensor of this case", hint)
+            raise self.err(loc, f"{name!r} is not a tensor of this case", hint, code="CF002")
 
     def property_value(self, key: str, value: Any, loc: Location) -> Any:
         if key in ("values", "grad"):
@@ -493,13 +499,14 @@ class _CaseReader:
             floc = fws.where(fw)
             if fw not in self.vocab.frameworks:
                 raise self.err(floc, f"unknown framework {fw!r}",
-                               did_you_mean(fw, self.vocab.frameworks) or f"known: {', '.join(self.vocab.frameworks)}")
+                               did_you_mean(fw, self.vocab.frameworks) or f"known: {', '.join(self.vocab.frameworks)}",
+                               code="CF005")
             o = self.mapping(raw, floc, f"'frameworks.{fw}'")
             self.keys(o, OVERRIDE_KEYS, f"'frameworks.{fw}'")
             not_applicable = self.string(o, "not_applicable", "'not_applicable'") if "not_applicable" in o else None
             if "reason" not in o and not_applicable is None:
                 raise self.err(floc, f"the override for {fw!r} has no 'reason'",
-                               "say why this framework differs (and cite docs or an issue)")
+                               "say why this framework differs (and cite docs or an issue)", code="CF008")
             reason = self.string(o, "reason", "'reason'") if "reason" in o else str(not_applicable)
             expect = None
             if "expect" in o:
@@ -547,7 +554,7 @@ class _CaseReader:
                     hint = f"an override can only restate the case's own claims: {', '.join(sorted(allowed)) or 'none'}"
                 else:
                     hint = did_you_mean(claim, self.vocab.claims or ()) or "claims are IDs such as S3-07 from seed-claims"
-                raise self.err(loc, f"unknown claim {claim!r}", hint)
+                raise self.err(loc, f"unknown claim {claim!r}", hint, code="CF007")
             if stance not in CLAIM_STANCES:
                 raise self.err(loc, f"claim {claim}: unknown stance {stance!r}",
                                did_you_mean(str(stance), CLAIM_STANCES) or f"use one of {', '.join(CLAIM_STANCES)}")

@@ -50,12 +50,14 @@ class Location:
 
 
 class CaseFormatError(Exception):
-    """A case file is not valid. Carries where, what, and how to fix it."""
+    """A case file is not valid. Carries where, what, how to fix it, and the code of the
+    rule it breaks (``conformance.lint.RULES``; CF000 for the format itself)."""
 
-    def __init__(self, location: Location, message: str, hint: str | None = None) -> None:
+    def __init__(self, location: Location, message: str, hint: str | None = None, code: str = "CF000") -> None:
         self.location = location
         self.message = message
         self.hint = hint
+        self.code = code
         super().__init__(self.render())
 
     def render(self) -> str:

@@ -1,0 +1,114 @@
+"""``conformance lint``: every rule a case file can break, each a small named check with a
+code, reported as ``path:line:col: CODE message`` with the fix on the next line.
+
+The loader enforces the format and most rules as it reads (it raises a
+:class:`CaseFormatError` carrying the rule's code); the checks here need the whole case
+(unused inputs, overrides that change nothing) or the whole corpus (duplicate ids across
+files).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from conformance.loader import Vocabulary, load_file
+from conformance.model import Case, CaseFormatError, Expect, Location
+from conformance.steps import names_read
+
+# code -> (rule name, what it catches)
+RULES: dict[str, tuple[str, str]] = {
+    "CF000": ("invalid-format", "the file is not a valid case file: YAML syntax, unknown keys, wrong types"),
+    "CF001": ("duplicate-id", "two cases share an id, in one file or across files"),
+    "CF002": ("undefined-name", "a step or an expectation uses a name no input or earlier step defines"),
+    "CF003": ("unused-input", "an input under 'given' is never used by a step or an expectation"),
+    "CF004": ("unknown-operation", "a step calls an operation no adapter defines"),
+    "CF005": ("unknown-framework", "a per-framework override names a framework the suite does not know"),
+    "CF006": ("override-identical", "a per-framework override expects exactly what the case already expects"),
+    "CF007": ("unknown-claim", "'claims' names a claim ID that is not in the claims list"),
+    "CF008": ("missing-reason", "a per-framework override does not say why the framework differs"),
+    "CF009": ("empty-expect", "the case expects nothing, so it can never fail"),
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    location: Location
+    message: str
+    hint: str | None = None
+
+    def render(self) -> str:
+        loc = self.location
+        text = f"{loc.file}:{loc.line}:{loc.column}: {self.code} {self.message}"
+        return text + (f"\n  fix: {self.hint}" if self.hint else "")
+
+
+def case_files(paths: Iterable[str | Path]) -> list[Path]:
+    files: list[Path] = []
+    for p in map(Path, paths):
+        files += [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.suffix in (".yaml", ".yml"))
+    return files
+
+
+def lint_paths(paths: Iterable[str | Path], vocabulary: Vocabulary) -> list[Finding]:
+    """Every finding in the case files under ``paths``, in file and line order."""
+    findings: list[Finding] = []
+    first_seen: dict[str, Location] = {}
+    for path in case_files(paths):
+        result = load_file(path, vocabulary, display_path=str(path))
+        findings += [from_error(err) for _, err in result.errors]
+        for case in result.cases:
+            first = first_seen.setdefault(case.id, case.location)
+            if first is not case.location:
+                findings.append(Finding("CF001", case.location, f"duplicate case id {case.id!r} (first defined "
+                                        f"at {first})", "give each case a unique id"))
+            for check in CASE_CHECKS:
+                findings += check(case)
+    return sorted(findings, key=lambda f: (f.location.file, f.location.line, f.location.column, f.code))
+
+
+def from_error(err: CaseFormatError) -> Finding:
+    return Finding(err.code, err.location, err.message, err.hint)
+
+
+# ---- checks on one loaded case
+
+
+def check_unused_inputs(case: Case) -> Iterator[Finding]:
+    used = {ref.name for step in case.flat_steps() if step.kind != "block" for ref in names_read(step)}
+    for expect in [case.expect] + [o.expect.expect for o in case.overrides.values() if o.expect]:
+        used |= _names_in(expect)
+    for spec in case.given:
+        if spec.name not in used:
+            yield Finding("CF003", spec.location or case.location, f"input {spec.name!r} is never used",
+                          f"use {spec.name!r} in a step or an expectation, or remove it from 'given'")
+
+
+def check_identical_overrides(case: Case) -> Iterator[Finding]:
+    for fw, override in sorted(case.overrides.items()):
+        if override.expect is None:
+            continue
+        if _comparable(case.expect.merged(override.expect)) == _comparable(case.expect):
+            yield Finding("CF006", override.location or case.location,
+                          f"the override for {fw!r} expects exactly what the case already expects",
+                          f"remove the override (the shared expectation already holds on {fw}), or change "
+                          "what it expects")
+
+
+CASE_CHECKS: tuple[Callable[[Case], Iterable[Finding]], ...] = (check_unused_inputs, check_identical_overrides)
+
+
+def _names_in(expect: Expect) -> set[str]:
+    names = {n for pairs in expect.relations.values() for pair in pairs for n in pair}
+    return names | {n for entries in expect.properties.values() for n in entries}
+
+
+def _comparable(expect: Expect) -> tuple:
+    """An expectation without the positions it was written at."""
+    error = expect.error and replace(expect.error, location=None)
+    warning = expect.warning and replace(expect.warning, location=None)
+    relations = {k: dict(v) for k, v in expect.relations.items() if v}
+    properties = {k: dict(v) for k, v in expect.properties.items() if v}
+    return (repr(sorted(relations.items())), repr(sorted(properties.items())), error, warning)

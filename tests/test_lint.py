@@ -1,0 +1,72 @@
+"""`conformance lint`: one fixture per rule under tests/lint_fixtures/, each stating the code
+and line it must produce (`# expect: CODE at LINE`); the corpus lints clean."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conformance import registry
+from conformance.cli import main
+from conformance.lint import RULES, lint_paths
+
+FIXTURES = Path(__file__).parent / "lint_fixtures"
+ROOT = Path(__file__).resolve().parent.parent
+EXPECT = re.compile(r"^# expect: (CF\d{3}) at (\d+)$", re.M)
+
+
+def fixture_targets() -> list[Path]:
+    return sorted(p for p in FIXTURES.iterdir() if p.suffix == ".yaml" or p.is_dir())
+
+
+def expected_findings(target: Path) -> list[tuple[str, str, int]]:
+    files = sorted(target.glob("*.yaml")) if target.is_dir() else [target]
+    return [(str(f), code, int(line)) for f in files for code, line in EXPECT.findall(f.read_text())]
+
+
+@pytest.mark.parametrize("target", fixture_targets(), ids=lambda p: p.stem)
+def test_each_fixture_gives_exactly_its_code(target: Path) -> None:
+    expected = expected_findings(target)
+    assert expected, f"{target} states no '# expect: CODE at LINE'"
+    findings = lint_paths([target], registry.vocabulary())
+    assert [(f.location.file, f.code, f.location.line) for f in findings] == expected
+    for finding in findings:
+        assert finding.message and finding.location.column >= 1
+
+
+def test_every_rule_has_a_fixture() -> None:
+    covered = {code for target in fixture_targets() for _, code, _ in expected_findings(target)}
+    assert sorted(set(RULES) - covered) == []
+
+
+def test_every_code_the_loader_raises_is_a_rule() -> None:
+    source = (ROOT / "conformance" / "loader.py").read_text()
+    assert set(re.findall(r'code="(CF\d{3})"', source)) <= set(RULES)
+
+
+def test_cli_output_format_and_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    target = FIXTURES / "CF004_unknown_operation.yaml"
+    assert main(["lint", str(target)]) == 1
+    out, err = capsys.readouterr()
+    assert out == (f"{target}:7:9: CF004 in step 'y = x.veiw(2)': unknown operation method '.veiw()': "
+                   "no adapter defines it\n  fix: did you mean 'view'?\n")
+    assert "1 file(s), 1 problem(s)" in err
+
+
+def test_cli_on_a_missing_path_or_no_case_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lint", str(tmp_path / "nope")]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
+    assert main(["lint", str(tmp_path)]) == 2
+    assert "no case files (*.yaml)" in capsys.readouterr().err
+
+
+def test_rules_are_listed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lint", "--rules"]) == 0
+    assert "CF006  override-identical" in capsys.readouterr().out
+
+
+def test_corpus_lints_clean() -> None:
+    findings = lint_paths([ROOT / "cases"], registry.vocabulary())
+    assert [f.render() for f in findings] == []
