@@ -5,6 +5,8 @@
     conformance report RESULTS.json [--check] render (or check) the behaviour reports
     conformance diff OLD.json NEW.json        what changed between two runs
     conformance lint [PATHS]                  check case files: path:line:col: CODE message
+    conformance observe CASE-ID|FILE          run a case's steps, print what happened as expect YAML
+    conformance new FAMILY/NAME               scaffold cases/FAMILY/NAME.yaml
     conformance list                          list the cases (id, file:line, claims)
     conformance ops                           print the operation vocabulary (Markdown)
 """
@@ -171,6 +173,60 @@ def cmd_lint(args: argparse.Namespace, extra: list[str]) -> int:
     return 1 if findings else 0
 
 
+def cmd_observe(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance import registry
+    from conformance.lint import case_files
+    from conformance.loader import did_you_mean, load_file
+    from conformance.observe import observe, render
+
+    vocab = registry.vocabulary()
+    target = Path(args.target)
+    files = [target] if target.is_file() else case_files(_case_roots())
+    cases, problems = [], []
+    for path in files:
+        result = load_file(path, vocab, draft=True)
+        cases += [c for c in result.cases if target.is_file() or c.id == args.target]
+        problems += [e for case_id, e in result.errors if target.is_file() or case_id == args.target]
+    for problem in problems:
+        print(problem.render(), file=sys.stderr)
+    if not cases:
+        if not problems:
+            known = [c.id for path in files for c in load_file(path, vocab, draft=True).cases]
+            hint = did_you_mean(args.target, known) or "give a case id (conformance list) or a case file"
+            print(f"conformance observe: no case {args.target!r}; {hint}", file=sys.stderr)
+        return 2
+    names = _framework_list(args.frameworks)
+    for i, case in enumerate(cases):
+        observations = [observe(case, registry.get_adapter(fw)) for fw in names]
+        sys.stdout.write(("\n" if i else "") + render(case, observations))
+    return 1 if problems else 0
+
+
+def _framework_list(option: str | None) -> list[str]:
+    from conformance import registry
+
+    known = registry.framework_names()
+    names = [n.strip() for n in option.split(",") if n.strip()] if option else known
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"conformance: unknown framework(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    return names
+
+
+def cmd_new(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance.scaffold import ScaffoldError, scaffold
+
+    try:
+        path = scaffold(args.name, Path(args.root))
+    except ScaffoldError as exc:
+        print(f"conformance new: {exc}", file=sys.stderr)
+        return 2
+    print(f"conformance new: wrote {path}\n"
+          f"next: edit its steps, then `conformance observe {path}` and paste the expectations, "
+          f"then `conformance lint {path}` and `pytest {path}` (CONTRIBUTING.md)")
+    return 0
+
+
 def cmd_ops(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance.operations import operations_markdown
 
@@ -208,6 +264,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     lint.add_argument("paths", nargs="*", help="case files or folders (default: cases/)")
     lint.add_argument("--rules", action="store_true", help="list the rules and their codes")
     lint.set_defaults(func=cmd_lint)
+    obs = sub.add_parser("observe", help="run a case's steps on each framework and print the observed "
+                                         "behaviour as expect YAML")
+    obs.add_argument("target", help="a case id (searched under cases/) or a case file (every case in it)")
+    obs.add_argument("--frameworks", help="comma-separated subset, e.g. torch,numpy")
+    obs.set_defaults(func=cmd_observe)
+    new = sub.add_parser("new", help="scaffold a case file: conformance new views/unflatten")
+    new.add_argument("name", help="FAMILY/NAME, e.g. views/unflatten -> cases/views/unflatten.yaml")
+    new.add_argument("--root", default="cases", help="the cases folder (default: cases)")
+    new.set_defaults(func=cmd_new)
     lst = sub.add_parser("list", help="list the cases")
     lst.add_argument("paths", nargs="*")
     lst.set_defaults(func=cmd_list)
