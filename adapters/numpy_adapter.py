@@ -73,7 +73,8 @@ class NumpyAdapter(Adapter):
             "method:diagonal": lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2),
             "method:split": _split,
             "method:chunk": lambda x, n, dim=0: tuple(np().array_split(x, n, axis=dim)),
-            "method:flip": lambda x, dims: np().flip(x, axis=tuple(dims)),
+            # torch's flip takes an int or a list of dims; NumPy's axis an int or a tuple
+            "method:flip": lambda x, dims: np().flip(x, axis=tuple(dims) if isinstance(dims, (list, tuple)) else dims),
             # copies and conversions
             "method:clone": lambda x: x.copy(),
             "method:contiguous": lambda x: np().ascontiguousarray(x),

@@ -118,7 +118,7 @@ class PaddleAdapter(Adapter):
             "method:diagonal": lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2),
             "method:split": _split,
             "method:chunk": lambda x, n, dim=0: x.chunk(n, axis=dim),
-            "method:flip": lambda x, dims: x.flip(list(dims)),
+            "method:flip": lambda x, dims: x.flip(list(dims) if isinstance(dims, (list, tuple)) else [dims]),
             "method:to": lambda x, dtype: x.astype(dtype),
             "method:sum": lambda x, dim=None: x.sum(axis=dim),
             "method:index_select": lambda x, dim, index: x.index_select(index, axis=dim),

@@ -217,6 +217,9 @@ class _CaseReader:
         sources = [k for k in ("data", "real", "fill", "arange") if k in t]
         if "real" in sources and "imag" not in t:
             raise self.err(t.where("real"), f"{what} has 'real' but no 'imag'", "give both parts")
+        if "imag" in t and "real" not in t:
+            raise self.err(t.where("imag"), f"{what} has 'imag' but no 'real'",
+                           "give both parts: real: [...], imag: [...], dtype: complex64")
         if len(sources) != 1:
             raise self.err(t.location, f"{what} needs exactly one of 'data', 'real'/'imag', 'fill' or 'arange'",
                            "e.g. data: [1.0, 2.0], or shape: [2, 3] with fill: 0")
@@ -251,7 +254,7 @@ class _CaseReader:
                 flat = list(range(count))
                 kinds = {"int"}
             values = _nest(flat, shape)
-        dtype = t.get("dtype") or _default_dtype(kinds)
+        dtype = t["dtype"] if "dtype" in t else _default_dtype(kinds)
         if dtype not in DTYPES:
             raise self.err(t.where("dtype"), f"{what}: unknown dtype {dtype!r}",
                            did_you_mean(str(dtype), DTYPES) or f"use one of {', '.join(DTYPES)}")
@@ -472,6 +475,9 @@ class _CaseReader:
             if fw in m:
                 d = self.mapping(m[fw], m.where(fw), f"'error.{fw}'")
                 self.keys(d, ("type", "match"), f"'error.{fw}'")
+                if d.get("type") is not None and not isinstance(d["type"], str):
+                    raise self.err(d.where("type"), f"'error.{fw}.type' must be an exception type name, got "
+                                   f"{_kind(d['type'])}", "e.g. type: RuntimeError")
                 match = d.get("match")
                 if match is not None:
                     _check_regex(self, match, d.where("match"))

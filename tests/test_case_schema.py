@@ -61,10 +61,10 @@ class _TextKeysLoader(yaml.SafeLoader):
     ``propertyNames`` does not check."""
 
 
-def _construct_mapping(loader: _TextKeysLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    loader.flatten_mapping(node)
-    return {(k.value if isinstance(k, yaml.ScalarNode) else loader.construct_object(k, deep=True)):
-            loader.construct_object(v, deep=True) for k, v in node.value}
+def _construct_mapping(reader: _TextKeysLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    reader.flatten_mapping(node)
+    return {(k.value if isinstance(k, yaml.ScalarNode) else reader.construct_object(k, deep=True)):
+            reader.construct_object(v, deep=True) for k, v in node.value}
 
 
 _TextKeysLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)

@@ -58,3 +58,17 @@ def test_committed_report_lists_every_case_and_claim(corpus: list[Case]) -> None
     missing = [c.id for c in corpus if f"`{c.id}`<br>[{c.location.file}:{c.location.line}]" not in report]
     assert missing == [], "reports/behaviour.md is stale: run `conformance run` and commit reports/"
     assert [c for c in sorted(claims.claim_ids()) if f"| **{c}** " not in report] == []
+
+
+def test_complete_examples_in_the_docs_load() -> None:
+    # every ```yaml block in the docs that is a whole case file must load as one
+    import re
+
+    from conformance.loader import load_text
+
+    vocab = registry.vocabulary()
+    for doc in ("docs/case-format.md", "README.md", "CONTRIBUTING.md"):
+        for block in re.findall(r"```yaml\n(.*?)```", (ROOT / doc).read_text(), re.S):
+            if block.startswith("cases:"):
+                result = load_text(block, doc, vocab)
+                assert [e.render() for _, e in result.errors] == [], doc
