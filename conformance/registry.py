@@ -42,8 +42,43 @@ def framework_names() -> list[str]:
 
 @lru_cache(maxsize=None)
 def get_adapter(name: str) -> Any:
-    """One adapter instance per process (the framework is imported by its setup())."""
-    return _load(adapter_specs()[name])()
+    """One adapter instance per process (the framework is imported by its setup()).
+
+    A third-party adapter that cannot be loaded, or whose ``name`` is not the name it is
+    registered under, becomes a :class:`BrokenAdapter`: its items skip with the reason,
+    and the other frameworks still run."""
+    spec = adapter_specs()[name]
+    try:
+        adapter = _load(spec)()
+    except Exception as exc:
+        if name in BUILTIN:
+            raise
+        return BrokenAdapter(name, f"adapter {name!r} ({spec}) could not be loaded: {type(exc).__name__}: {exc}")
+    if adapter.name != name:
+        return BrokenAdapter(name, f"adapter registered as {name!r} ({spec}) calls itself {adapter.name!r}; "
+                                   "the entry point name and the class's 'name' must be the same")
+    return adapter
+
+
+class BrokenAdapter:
+    """Stands in for an adapter that could not be loaded: no operations, never available."""
+
+    loaded = False
+    unobservable: frozenset[str] = frozenset()
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+        self.ops: dict[str, Any] = {}
+
+    def unavailable(self) -> str:
+        return self.reason
+
+    def version(self) -> None:
+        return None
+
+    def devices(self) -> list[str]:
+        return []
 
 
 def known_operations() -> set[str]:

@@ -287,3 +287,25 @@ def test_engine_runs_cases_on_the_adapter() -> None:
         NOT_APPLICABLE, "not applicable: tinytensor has no autograd (input 'x' requires grad)")
     cuda = outcomes["views.reshape.on_cuda"]
     assert (cuda.verdict, cuda.reason) == (SKIPPED, "minimal: device 'cuda' is not supported")
+
+
+def test_a_broken_or_misnamed_adapter_skips_its_items_and_the_others_run(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    info = site / "broken_adapters-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-adapters\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[conformance.adapters]\nghost = no_such_module:Adapter\n"
+                                           "alias = extra_adapter.minimal:MinimalAdapter\n")
+    results = tmp_path / "r.json"
+    proc = run_python(["-m", "pytest", str(CASE_FILES[0]), "-p", "no:cacheprovider", "-q", "-rs",
+                       "--frameworks", "numpy,ghost,alias", "--conformance-results", str(results)],
+                      subprocess_env(site, TESTS))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    records = json.loads(results.read_text())["results"]
+    by_framework: dict[str, set[str]] = {}
+    for r in records:
+        by_framework.setdefault(r["framework"], set()).add(r["outcome"])
+    assert by_framework == {"numpy": {"pass"}, "ghost": {"skipped"}, "alias": {"skipped"}}
+    reasons = {r["framework"]: r["reason"] for r in records}
+    assert "adapter 'ghost' (no_such_module:Adapter) could not be loaded: ModuleNotFoundError" in reasons["ghost"]
+    assert "registered as 'alias' (extra_adapter.minimal:MinimalAdapter) calls itself 'minimal'" in reasons["alias"]
