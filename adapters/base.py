@@ -114,21 +114,59 @@ def absent(reason: str) -> Operation:
     return call
 
 
-def _np_asarray(obj: Any) -> Any:
+def _np_asarray(obj: Any, dtype: Any = None, copy: Any = None) -> Any:
     import numpy
 
-    return numpy.asarray(obj)
+    return numpy.asarray(obj, dtype=dtype, copy=copy)
 
 
-def _np_array(obj: Any) -> Any:
+def _np_array(obj: Any, dtype: Any = None, copy: Any = True) -> Any:
     import numpy
 
-    return numpy.array(obj)
+    return numpy.array(obj, dtype=dtype, copy=copy)
 
 
 # np.asarray(t) / np.array(t) of whatever tensor a case holds: the same NumPy call in
 # every framework's cases (it is NumPy's conversion protocol that is under test).
 NUMPY_CONVERSIONS: Mapping[str, Operation] = {"fn:asarray": _np_asarray, "fn:array": _np_array}
+
+
+def _require(module: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        raise NotApplicable(f"{module} is not installed, so nothing can be imported into it")
+
+
+def _numpy_from_dlpack(obj: Any) -> Any:
+    import numpy
+
+    return numpy.from_dlpack(obj)
+
+
+def _torch_from_dlpack(obj: Any) -> Any:
+    _require("torch")
+    import torch
+
+    return torch.from_dlpack(obj)
+
+
+def _paddle_from_dlpack(obj: Any) -> Any:
+    _require("paddle")
+    from conformance.adapters.paddle_adapter import _paddle  # quiet, cached import
+
+    return _paddle().from_dlpack(obj)
+
+
+# DLPack into each built-in framework, whatever the case holds: the same call in every
+# framework's cases, so that one case covers every pair (a torch tensor into Paddle in the
+# torch run, a Paddle tensor into torch in the Paddle run, ...). A result of another
+# framework is not an array to this adapter's probes: cases observe it through the source
+# (write through the result, check the source's values), except NumPy's, which every adapter
+# probes. Each framework's own fn:from_dlpack is in its table.
+DLPACK_CONVERSIONS: Mapping[str, Operation] = {
+    "fn:numpy_from_dlpack": _numpy_from_dlpack,
+    "fn:torch_from_dlpack": _torch_from_dlpack,
+    "fn:paddle_from_dlpack": _paddle_from_dlpack,
+}
 
 
 class Adapter:
@@ -312,8 +350,10 @@ NUMPY_ERRORS: Mapping[str, tuple[str, ...]] = {
     "read_only": (r"read-only", r"not writeable", r"non-writable"),
     "dtype_cast": (r"Cannot cast ufunc .* output", r"can't be cast", r"casting rule"),
     "shape_mismatch": (r"cannot reshape", r"could not be broadcast", r"operands could not",
-                       r"shape mismatch", r"non-broadcastable"),
+                       r"shape mismatch", r"non-broadcastable",
+                       r"input array dimensions except for the concatenation axis must match"),
     "not_contiguous_view": (r"Incompatible shape for in-place modification", r"copy=False",
                             r"without copying", r"Unable to avoid copy",
-                            r"Unable to avoid creating a copy"),
+                            r"Unable to avoid creating a copy",
+                            r"dtype of a different size, the last axis must be contiguous"),
 }

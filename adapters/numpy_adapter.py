@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.adapters.base import (
-    NUMPY_CONVERSIONS, NUMPY_ERRORS, Adapter, NotApplicable, Operation, absent, attribute,
+    DLPACK_CONVERSIONS, NUMPY_CONVERSIONS, NUMPY_ERRORS, Adapter, NotApplicable, Operation, absent,
+    attribute,
 )
 
 _NO_AUTOGRAD = "NumPy has no autograd"
@@ -25,10 +26,58 @@ def _shape(args: tuple) -> tuple:
     return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else tuple(args)
 
 
-def _split(x: Any, size: int, dim: int = 0) -> tuple:
-    """torch.split semantics (pieces of ``size``) with np.split."""
+def _split(x: Any, size: Any, dim: int = 0) -> tuple:
+    """torch.split semantics (pieces of ``size``, or a list of piece sizes) with np.split."""
     n = x.shape[dim]
+    if isinstance(size, (list, tuple)):
+        if sum(size) != n:
+            raise ValueError(f"split sizes {list(size)} do not sum to the dimension's size {n}")
+        cuts = [sum(size[:k]) for k in range(1, len(size))]
+        return tuple(_np().split(x, cuts, axis=dim))
     return tuple(_np().split(x, list(range(size, n, size)), axis=dim))
+
+
+def _view(x: Any, *args: Any) -> Any:
+    """view(*shape): a reshape that refuses to copy; view(dtype): ndarray.view(dtype)."""
+    if len(args) == 1 and isinstance(args[0], str):
+        return x.view(args[0])
+    return x.reshape(_shape(args), copy=False)
+
+
+def _flatten(x: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
+    if (start_dim, end_dim) != (0, -1):
+        raise NotApplicable("ndarray.flatten() takes no dimensions; the counterpart of a partial "
+                            "flatten is reshape()")
+    return x.flatten()
+
+
+def _unfold(x: Any, dim: int, size: int, step: int) -> Any:
+    """torch's unfold(dim, size, step): windows of ``size`` every ``step`` along ``dim``, as a
+    new last dimension. NumPy's counterpart is sliding_window_view (a view that is read-only
+    unless writeable=True is asked for) taken every ``step`` windows."""
+    windows = _np().lib.stride_tricks.sliding_window_view(x, size, axis=dim)
+    index = [slice(None)] * x.ndim
+    index[dim] = slice(None, None, step)
+    return windows[tuple(index)]
+
+
+def _to(x: Any, target: str) -> Any:
+    if target == "cpu" or target.startswith("cuda"):
+        raise NotApplicable("a NumPy array has no devices; it already is a host array")
+    return x.astype(target)
+
+
+def _view_as_real(x: Any) -> Any:
+    """torch.view_as_real: the (re, im) pairs as a trailing dimension of 2, same memory.
+    NumPy spells it as a dtype view of a unit trailing axis."""
+    return x[..., None].view(x.real.dtype)
+
+
+def _view_as_complex(x: Any) -> Any:
+    """torch.view_as_complex: a trailing dimension of 2 read as complex, same memory."""
+    if x.shape[-1:] != (2,):
+        raise ValueError(f"view_as_complex needs a last dimension of size 2, got shape {x.shape}")
+    return x.view(_np().result_type(x.dtype, _np().complex64))[..., 0]
 
 
 class NumpyAdapter(Adapter):
@@ -60,12 +109,12 @@ class NumpyAdapter(Adapter):
         no_grad = absent(_NO_AUTOGRAD)
         ops: dict[str, Operation] = {
             # views and reshapes
-            "method:view": lambda x, *s: x.reshape(_shape(s), copy=False),
+            "method:view": _view,
             "method:reshape": lambda x, *s: x.reshape(_shape(s)),
             "method:transpose": lambda x, d0, d1: np().swapaxes(x, d0, d1),
             "method:permute": lambda x, *d: x.transpose(_shape(d)),
             "method:t": lambda x: x.T,
-            "method:flatten": lambda x: x.flatten(),
+            "method:flatten": _flatten,
             "method:ravel": lambda x: x.ravel(),
             "method:squeeze": lambda x, dim=None: np().squeeze(x, axis=dim),
             "method:unsqueeze": lambda x, dim: np().expand_dims(x, dim),
@@ -73,17 +122,32 @@ class NumpyAdapter(Adapter):
             "method:diagonal": lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2),
             "method:split": _split,
             "method:chunk": lambda x, n, dim=0: tuple(np().array_split(x, n, axis=dim)),
+            "method:tensor_split": lambda x, sections, dim=0: tuple(np().array_split(x, sections, axis=dim)),
+            "method:unbind": lambda x, dim=0: np().unstack(x, axis=dim),
+            "method:movedim": lambda x, source, destination: np().moveaxis(x, source, destination),
+            "method:unfold": _unfold,
+            "method:broadcast_to": lambda x, *s: np().broadcast_to(x, _shape(s)),
+            "method:unflatten": absent("NumPy has no unflatten(); the counterpart is reshape()"),
+            "method:narrow": absent("NumPy has no narrow(); the counterpart is basic slicing, "
+                                    "x[:, start:start + length]"),
+            "method:conj": lambda x: x.conj(),
+            "fn:view_as_real": _view_as_real,
+            "fn:view_as_complex": _view_as_complex,
             # torch's flip takes an int or a list of dims; NumPy's axis an int or a tuple
             "method:flip": lambda x, dims: np().flip(x, axis=tuple(dims) if isinstance(dims, (list, tuple)) else dims),
             # copies and conversions
             "method:clone": lambda x: x.copy(),
             "method:contiguous": lambda x: np().ascontiguousarray(x),
-            "method:to": lambda x, dtype: x.astype(dtype),
+            "method:to": _to,
             "method:astype": lambda x, dtype: x.astype(dtype),
             "method:sum": lambda x, dim=None: x.sum(axis=dim),
             "method:index_select": lambda x, dim, index: np().take(x, index, axis=dim),
             "method:masked_select": lambda x, mask: x[mask],
             "method:gather": lambda x, dim, index: np().take_along_axis(x, index, axis=dim),
+            "method:take": lambda x, index: np().take(x, index),
+            "fn:take_along_dim": lambda x, index, dim=None: np().take_along_axis(x, index, axis=dim),
+            # torch's x.nonzero() is an (n, ndim) array of indices: NumPy's argwhere
+            "method:nonzero": lambda x: np().argwhere(x),
             "method:item": lambda x: x.item(),
             "method:tolist": lambda x: x.tolist(),
             "method:copy": lambda x: x.copy(),
@@ -108,8 +172,10 @@ class NumpyAdapter(Adapter):
             "fn:empty": lambda *s, dtype="float32": np().empty(_shape(s), dtype=dtype),
             "fn:from_numpy": absent("the input already is a NumPy array"),
             "fn:as_tensor": absent("the input already is a NumPy array"),
+            "fn:from_dlpack": lambda a: np().from_dlpack(a),
         }
         ops.update(NUMPY_CONVERSIONS)
+        ops.update(DLPACK_CONVERSIONS)
         for name in ("add_", "sub_", "mul_", "div_", "exp_", "zero_", "fill_", "normal_",
                      "uniform_", "clamp_", "relu_", "sigmoid_", "abs_", "neg_", "sqrt_", "copy_",
                      "scale_", "t_", "transpose_", "resize_", "unsqueeze_", "squeeze_",

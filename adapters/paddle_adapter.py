@@ -10,7 +10,8 @@ import os
 from typing import Any, Iterator
 
 from conformance.adapters.base import (
-    NUMPY_CONVERSIONS, Adapter, Layout, NotApplicable, Operation, absent, attribute, passthrough,
+    DLPACK_CONVERSIONS, NUMPY_CONVERSIONS, Adapter, Layout, NotApplicable, Operation, absent,
+    attribute, passthrough,
 )
 
 METHODS = (
@@ -18,9 +19,9 @@ METHODS = (
     "sigmoid_", "abs_", "neg_", "sqrt_", "copy_", "detach_", "requires_grad_", "t_", "scale_",
     "unsqueeze_", "squeeze_", "masked_fill_",
     "t", "clone", "contiguous", "detach", "numpy", "cpu", "masked_select", "item", "tolist",
-    "astype",
+    "astype", "ravel", "conj", "take", "nonzero",
 )
-ATTRIBUTES = ("T", "mT", "real", "imag", "shape", "grad", "data", "is_leaf", "stop_gradient")
+ATTRIBUTES = ("T", "mT", "shape", "grad", "data", "is_leaf", "stop_gradient")
 
 
 @functools.cache
@@ -46,11 +47,35 @@ def _swap_perm(x: Any, d0: int, d1: int) -> list:
     return perm
 
 
-def _split(x: Any, size: int, dim: int = 0) -> list:
-    """torch.split semantics (pieces of ``size``) with Paddle's section list."""
+def _split(x: Any, size: Any, dim: int = 0) -> list:
+    """torch.split semantics (pieces of ``size``, or a list of piece sizes) with Paddle's
+    section list (an int there means a number of equal pieces, not their size)."""
+    if isinstance(size, (list, tuple)):
+        return x.split(list(size), axis=dim)
     n = x.shape[dim]
     sections = [size] * (n // size) + ([n % size] if n % size else [])
     return x.split(sections, axis=dim)
+
+
+def _view(x: Any, *args: Any) -> Any:
+    """view(*shape) or view(dtype): Paddle's Tensor.view takes a shape list or a dtype."""
+    if len(args) == 1 and isinstance(args[0], str):
+        return x.view(args[0])
+    return x.view(_shape(args))
+
+
+def _to(x: Any, target: str) -> Any:
+    """to(dtype) is astype(dtype); to('cpu') is Tensor.to(device)."""
+    if target == "cpu" or target.startswith("cuda"):
+        return x.to(target)
+    return x.astype(target)
+
+
+def _take_along_dim(x: Any, index: Any, dim: int | None = None) -> Any:
+    if dim is None:
+        raise NotApplicable("paddle.take_along_axis needs an axis; torch's take_along_dim without "
+                            "dim (over the flattened input) has no Paddle counterpart")
+    return _paddle().take_along_axis(x, index, axis=dim)
 
 
 class PaddleAdapter(Adapter):
@@ -65,10 +90,13 @@ class PaddleAdapter(Adapter):
         "overlapping_write": (r"more than one element of the written-to tensor",),
         "dtype_cast": (r"can't be cast to the desired output type", r"cannot be cast",
                        r"The type of data we are trying to retrieve .* does not match"),
-        "shape_mismatch": (r"shape .* is invalid", r"broadcast", r"ShapeError", r"should be equal to"),
+        "shape_mismatch": (r"shape .* is invalid", r"broadcast", r"ShapeError", r"should be equal to",
+                           r"dimension of input\[\d+\] and input\[\d+\] is expected to be equal"),
         "no_grad_fn": (r"stop_gradient=True", r"does not require grad"),
         "read_only": (r"read-only", r"not writable", r"non-writable"),
-        "not_contiguous_view": (r"can not be viewed, please call reshape",),
+        "requires_grad_conversion": (r"Can't get __dlpack__ from Tensor that requires gradients",),
+        "not_contiguous_view": (r"can not be viewed, please call reshape",
+                                r"strides\[-1\] must be 1 to view"),
     }
 
     def load(self) -> None:
@@ -106,7 +134,7 @@ class PaddleAdapter(Adapter):
         ops: dict[str, Operation] = {"method:" + m: passthrough(m) for m in METHODS}
         ops.update({"attr:" + a: attribute(a) for a in ATTRIBUTES})
         ops.update({
-            "method:view": lambda x, *s: x.view(_shape(s)),
+            "method:view": _view,
             "method:reshape": lambda x, *s: x.reshape(_shape(s)),
             "method:transpose": lambda x, d0, d1: x.transpose(_swap_perm(x, d0, d1)),
             "method:transpose_": lambda x, d0, d1: x.transpose_(_swap_perm(x, d0, d1)),
@@ -118,8 +146,18 @@ class PaddleAdapter(Adapter):
             "method:diagonal": lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2),
             "method:split": _split,
             "method:chunk": lambda x, n, dim=0: x.chunk(n, axis=dim),
+            "method:tensor_split": lambda x, sections, dim=0: x.tensor_split(sections, axis=dim),
+            "method:unbind": lambda x, dim=0: x.unbind(axis=dim),
+            "method:movedim": lambda x, source, destination: x.moveaxis(source, destination),
+            "method:unflatten": lambda x, dim, sizes: x.unflatten(dim, list(sizes)),
+            "method:narrow": lambda x, dim, start, length: x.narrow(dim, start, length),
+            "method:unfold": lambda x, dim, size, step: x.unfold(dim, size, step),
+            "method:broadcast_to": lambda x, *s: x.broadcast_to(_shape(s)),
+            "fn:view_as_real": lambda x: paddle().view_as_real(x),
+            "fn:view_as_complex": lambda x: paddle().view_as_complex(x),
+            "fn:take_along_dim": _take_along_dim,
             "method:flip": lambda x, dims: x.flip(list(dims) if isinstance(dims, (list, tuple)) else [dims]),
-            "method:to": lambda x, dtype: x.astype(dtype),
+            "method:to": _to,
             "method:sum": lambda x, dim=None: x.sum(axis=dim),
             "method:index_select": lambda x, dim, index: x.index_select(index, axis=dim),
             "method:gather": lambda x, dim, index: paddle().take_along_axis(x, index, axis=dim),
@@ -127,7 +165,9 @@ class PaddleAdapter(Adapter):
             "method:relu_": absent("paddle.Tensor has no relu_() method; the counterpart is "
                                    "paddle.nn.functional.relu_(x)"),
             "method:resize_": lambda x, *s: x.resize_(_shape(s)),
-            "method:ravel": absent("paddle.Tensor has no ravel(); the counterpart is flatten()"),
+            # paddle.Tensor.real / .imag are methods (paddle.real(x)), not properties
+            "attr:real": lambda x: x.real(),
+            "attr:imag": lambda x: x.imag(),
             "attr:requires_grad": lambda x: not x.stop_gradient,
             "setattr:requires_grad": lambda x, v: setattr(x, "stop_gradient", not v),
             "setattr:stop_gradient": lambda x, v: setattr(x, "stop_gradient", v),
@@ -145,7 +185,8 @@ class PaddleAdapter(Adapter):
             "fn:ReLU": _relu_layer,
             "call": _call_layer,
             "fn:from_numpy": lambda a: paddle().from_numpy(a),
-            "fn:as_tensor": lambda a: paddle().as_tensor(a),
+            "fn:as_tensor": lambda a, dtype=None: paddle().as_tensor(a, dtype=dtype),
+            "fn:from_dlpack": lambda a: paddle().from_dlpack(a),
             "fn:tensor": lambda a, dtype=None: paddle().to_tensor(a, dtype=dtype),
             "fn:where": lambda c, x, y: paddle().where(c, x, y),
             "fn:cat": lambda xs, dim=0: paddle().concat(xs, axis=dim),
@@ -155,6 +196,7 @@ class PaddleAdapter(Adapter):
             "fn:empty": lambda *s, dtype="float32": paddle().empty(_shape(s), dtype=dtype),
         })
         ops.update(NUMPY_CONVERSIONS)
+        ops.update(DLPACK_CONVERSIONS)
         return ops
 
     # ---- probes

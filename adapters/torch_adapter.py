@@ -8,7 +8,7 @@ import warnings
 from typing import Any, Iterator
 
 from conformance.adapters.base import (
-    NUMPY_CONVERSIONS, Adapter, Layout, Operation, absent, attribute, passthrough,
+    DLPACK_CONVERSIONS, NUMPY_CONVERSIONS, Adapter, Layout, Operation, absent, attribute, passthrough,
 )
 
 METHODS = (
@@ -17,9 +17,11 @@ METHODS = (
     "relu_", "sigmoid_", "abs_", "neg_", "sqrt_", "copy_", "detach_", "requires_grad_", "t_",
     "transpose_", "resize_", "unsqueeze_", "squeeze_", "masked_fill_",
     # views, copies, reductions, conversions
-    "view", "reshape", "transpose", "permute", "t", "flatten", "ravel", "squeeze", "unsqueeze",
+    "reshape", "transpose", "permute", "t", "flatten", "ravel", "squeeze", "unsqueeze",
     "expand", "diagonal", "split", "chunk", "flip", "clone", "contiguous", "detach", "numpy",
     "cpu", "sum", "index_select", "masked_select", "gather", "item", "tolist", "backward",
+    "movedim", "unflatten", "narrow", "unfold", "unbind", "tensor_split", "broadcast_to", "conj",
+    "take", "nonzero",
 )
 ATTRIBUTES = ("T", "mT", "real", "imag", "shape", "grad", "data", "is_leaf", "requires_grad")
 
@@ -34,6 +36,20 @@ def _dtype(name: str) -> Any:
     return getattr(_torch(), name)  # name is one of model.DTYPES, validated at load time
 
 
+def _view(x: Any, *args: Any) -> Any:
+    """view(*shape) or view(dtype): a dtype name reinterprets the bytes (Tensor.view(dtype))."""
+    if len(args) == 1 and isinstance(args[0], str):
+        return x.view(_dtype(args[0]))
+    return x.view(*args)
+
+
+def _to(x: Any, target: str) -> Any:
+    """to(dtype) or to(device): 'cpu' / 'cuda[:n]' is a device, anything else a dtype name."""
+    if target == "cpu" or target.startswith("cuda"):
+        return x.to(target)
+    return x.to(_dtype(target))
+
+
 class TorchAdapter(Adapter):
     name = "torch"
     module = "torch"
@@ -44,13 +60,15 @@ class TorchAdapter(Adapter):
         "modified_saved_tensor": (r"modified by an inplace operation",),
         "overlapping_write": (r"more than one element of the written-to tensor refers to a single memory",),
         "dtype_cast": (r"result type \w+ can't be cast to the desired output type",),
-        "not_contiguous_view": (r"view size is not compatible with input tensor's size and stride",),
+        "not_contiguous_view": (r"view size is not compatible with input tensor's size and stride",
+                                r"stride\(-1\) must be 1 to view \w+ as \w+"),
         "no_grad_fn": (r"does not require grad and does not have a grad_fn",),
         "graph_freed": (r"Trying to backward through the graph a second time",),
-        "requires_grad_conversion": (r"Can't call numpy\(\) on Tensor that requires grad",),
+        "requires_grad_conversion": (r"Can't call numpy\(\) on Tensor that requires grad",
+                                     r"Can't export tensors that require gradient"),
         "read_only": (r"not writable", r"read-only"),
         "shape_mismatch": (r"shape '\[.*\]' is invalid for input of size", r"must match the size",
-                           r"The expanded size of the tensor"),
+                           r"The expanded size of the tensor", r"Sizes of tensors must match"),
     }
 
     def load(self) -> None:
@@ -89,7 +107,8 @@ class TorchAdapter(Adapter):
         ops: dict[str, Operation] = {"method:" + m: passthrough(m) for m in METHODS}
         ops.update({"attr:" + a: attribute(a) for a in ATTRIBUTES})
         ops.update({
-            "method:to": lambda x, dtype: x.to(_dtype(dtype)),
+            "method:view": _view,
+            "method:to": _to,
             "method:astype": absent("torch tensors have no astype(); the counterpart is to(dtype)"),
             "method:scale_": absent("torch has no scale_(); the counterpart is mul_()"),
             "setattr:requires_grad": lambda x, v: setattr(x, "requires_grad", v),
@@ -107,7 +126,11 @@ class TorchAdapter(Adapter):
             "fn:ReLU": lambda inplace=False: torch().nn.ReLU(inplace=inplace),
             "call": _call_module,
             "fn:from_numpy": lambda a: torch().from_numpy(a),
-            "fn:as_tensor": lambda a: torch().as_tensor(a),
+            "fn:as_tensor": lambda a, dtype=None: torch().as_tensor(a, dtype=None if dtype is None else _dtype(dtype)),
+            "fn:from_dlpack": lambda a: torch().from_dlpack(a),
+            "fn:view_as_real": lambda x: torch().view_as_real(x),
+            "fn:view_as_complex": lambda x: torch().view_as_complex(x),
+            "fn:take_along_dim": lambda x, index, dim=None: torch().take_along_dim(x, index, dim=dim),
             "fn:tensor": lambda a, dtype=None: torch().tensor(a, dtype=None if dtype is None else _dtype(dtype)),
             "fn:where": lambda c, x, y: torch().where(c, x, y),
             "fn:cat": lambda xs, dim=0: torch().cat(xs, dim=dim),
@@ -117,6 +140,7 @@ class TorchAdapter(Adapter):
             "fn:empty": lambda *s, dtype="float32": torch().empty(*s, dtype=_dtype(dtype)),
         })
         ops.update(NUMPY_CONVERSIONS)
+        ops.update(DLPACK_CONVERSIONS)
         return ops
 
     # ---- probes

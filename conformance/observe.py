@@ -86,12 +86,25 @@ def observe(case: Case, adapter: Any) -> Observation:
 
 
 def _shown(value: Any) -> Any:
-    """Rounded to what the values check can tell apart (float32 noise removed)."""
+    """Rounded to what the values check can tell apart (float32 noise removed); complex
+    values in the case format's {real, imag} form."""
+    if _has_complex(value):
+        return {"real": _shown(_part(value, "real")), "imag": _shown(_part(value, "imag"))}
     if isinstance(value, list):
         return [_shown(v) for v in value]
     if isinstance(value, float):
         return float(f"{value:.6g}")
     return value
+
+
+def _has_complex(value: Any) -> bool:
+    return isinstance(value, complex) or (isinstance(value, list) and any(_has_complex(v) for v in value))
+
+
+def _part(value: Any, part: str) -> Any:
+    if isinstance(value, list):
+        return [_part(v, part) for v in value]
+    return float(getattr(complex(value), part))
 
 
 def _key(value: Any) -> str:

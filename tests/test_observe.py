@@ -107,3 +107,10 @@ def test_split_errors_by_step_and_kind() -> None:
     text = render(case, obs)
     assert '        torch: {type: ValueError, match: "bad \\\\(thing\\\\) here"}' in text
     assert "          error: null" in text
+
+
+def test_complex_values_are_shown_in_the_case_format() -> None:
+    from conformance.observe import _shown
+
+    assert _shown([1 + 2j, 3.0000001 - 1j]) == {"real": [1.0, 3.0], "imag": [2.0, -1.0]}
+    assert _shown([[0.1 + 0j]]) == {"real": [[0.1]], "imag": [[0.0]]}
