@@ -350,6 +350,7 @@ NUMPY_ERRORS: Mapping[str, tuple[str, ...]] = {
     "read_only": (r"read-only", r"not writeable", r"non-writable"),
     "dtype_cast": (r"Cannot cast ufunc .* output", r"can't be cast", r"casting rule"),
     "shape_mismatch": (r"cannot reshape", r"could not be broadcast", r"operands could not",
+                       r"could not broadcast input array from shape",
                        r"shape mismatch", r"non-broadcastable",
                        r"input array dimensions except for the concatenation axis must match"),
     "not_contiguous_view": (r"Incompatible shape for in-place modification", r"copy=False",

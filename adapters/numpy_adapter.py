@@ -11,6 +11,7 @@ from conformance.adapters.base import (
 )
 
 _NO_AUTOGRAD = "NumPy has no autograd"
+_NO_LAYERS = "NumPy has no neural-network layers (torch.nn.Module / paddle.nn.Layer)"
 _NO_INPLACE_METHOD = ("NumPy arrays have no in-place '_' methods; the counterparts are the out= "
                       "form, augmented assignment and item assignment")
 
@@ -173,6 +174,34 @@ class NumpyAdapter(Adapter):
             "fn:from_numpy": absent("the input already is a NumPy array"),
             "fn:as_tensor": absent("the input already is a NumPy array"),
             "fn:from_dlpack": lambda a: np().from_dlpack(a),
+            "fn:sqrt": lambda x, out=None: np().sqrt(x, out=out),
+            "fn:clamp": lambda x, min=None, max=None, out=None: np().clip(x, min, max, out=out),
+            "fn:sigmoid": absent("NumPy has no sigmoid; the counterparts are 1 / (1 + np.exp(-x)) "
+                                 "and scipy.special.expit"),
+            # activations: NumPy has neither the functions nor the layers
+            "fn:leaky_relu": absent("NumPy has no leaky_relu; the counterpart is "
+                                    "np.where(x > 0, x, negative_slope * x)"),
+            "fn:leaky_relu_": absent("NumPy has no leaky_relu_; the counterpart is "
+                                     "np.multiply(x, negative_slope, out=x, where=x < 0)"),
+            "fn:elu": absent("NumPy has no elu; the counterpart is "
+                             "np.where(x > 0, x, alpha * np.expm1(x))"),
+            "fn:elu_": absent("NumPy has no elu_; the counterpart is "
+                              "np.copyto(x, alpha * np.expm1(x), where=x < 0)"),
+            "fn:hardtanh": absent("NumPy has no hardtanh; the counterpart is "
+                                  "np.clip(x, min_val, max_val) (clamp)"),
+            "fn:hardtanh_": absent("NumPy has no hardtanh_; the counterpart is "
+                                   "np.clip(x, min_val, max_val, out=x) (clamp(x, ..., out=x))"),
+            "fn:dropout": absent("NumPy has no dropout (no random masking with rescaling in its API)"),
+            "fn:relu": absent("NumPy has no relu; the counterpart is np.maximum(x, 0)"),
+            "fn:relu_": absent("NumPy has no relu_; the counterpart is np.maximum(x, 0, out=x)"),
+            "fn:ReLU": absent(_NO_LAYERS),
+            "fn:LeakyReLU": absent(_NO_LAYERS),
+            "fn:ELU": absent(_NO_LAYERS),
+            "fn:Hardtanh": absent(_NO_LAYERS),
+            "fn:Dropout": absent(_NO_LAYERS),
+            "method:eval": absent(_NO_LAYERS),
+            "method:train": absent(_NO_LAYERS),
+            "call": absent(_NO_LAYERS),
         }
         ops.update(NUMPY_CONVERSIONS)
         ops.update(DLPACK_CONVERSIONS)
@@ -184,7 +213,7 @@ class NumpyAdapter(Adapter):
         for key in ("method:detach", "method:detach_", "method:requires_grad_", "method:backward",
                     "method:numpy", "method:cpu", "attr:grad", "attr:data", "attr:is_leaf",
                     "attr:requires_grad", "setattr:requires_grad", "setattr:data",
-                    "block:no_grad", "block:enable_grad", "fn:relu", "fn:relu_", "fn:ReLU"):
+                    "block:no_grad", "block:enable_grad"):
             ops[key] = no_grad if "numpy" not in key and "cpu" not in key else absent(
                 "a NumPy array has no .numpy() / .cpu(); it already is a host array")
         return ops

@@ -84,15 +84,19 @@ class PaddleAdapter(Adapter):
     distribution = "paddlepaddle"
     install_hint = "pip install 'conformance[paddle]'"
     error_patterns = {
-        "inplace_on_leaf": (r"Leaf Var .* that doesn't stop gradient can't use inplace strategy",),
+        # "Leaf Var" from the _ ops, "Leaf Tensor" from __setitem__
+        "inplace_on_leaf": (r"Leaf (Var|Tensor) .* that doesn't stop gradient can't use inplace strategy",),
         "modified_saved_tensor": (r"inplace_version", r"modified by an? inplace operation",
                                   r"has been modified by inplace"),
         "overlapping_write": (r"more than one element of the written-to tensor",),
         "dtype_cast": (r"can't be cast to the desired output type", r"cannot be cast",
                        r"The type of data we are trying to retrieve .* does not match"),
         "shape_mismatch": (r"shape .* is invalid", r"broadcast", r"ShapeError", r"should be equal to",
-                           r"dimension of input\[\d+\] and input\[\d+\] is expected to be equal"),
+                           r"dimension of input\[\d+\] and input\[\d+\] is expected to be equal",
+                           r"The shape of tensor assigned value must match the shape of target shape"),
         "no_grad_fn": (r"stop_gradient=True", r"does not require grad"),
+        "graph_freed": (r"You calculate backward twice for the same subgraph without setting "
+                        r"retain_graph=True",),
         "read_only": (r"read-only", r"not writable", r"non-writable"),
         "requires_grad_conversion": (r"Can't get __dlpack__ from Tensor that requires gradients",),
         "not_contiguous_view": (r"can not be viewed, please call reshape",
@@ -180,9 +184,32 @@ class PaddleAdapter(Adapter):
             "fn:abs": lambda x, out=None: paddle().abs(x, out=out),
             "fn:abs_": lambda x: paddle().abs_(x),
             "method:scale": lambda x, scale=1.0, bias=0.0: x.scale(scale, bias),
-            "fn:relu": _relu,
+            "fn:relu": _no_inplace_arg("relu", lambda x: paddle().nn.functional.relu(x)),
             "fn:relu_": lambda x: paddle().nn.functional.relu_(x),
-            "fn:ReLU": _relu_layer,
+            "fn:ReLU": _no_inplace_layer("ReLU", "relu_", lambda: paddle().nn.ReLU()),
+            "fn:sigmoid": lambda x, out=None: paddle().sigmoid(x, out=out),
+            "fn:clamp": lambda x, min=None, max=None, out=None: paddle().clamp(x, min, max, out=out),
+            "fn:sqrt": lambda x, out=None: paddle().sqrt(x, out=out),
+            # activations: paddle.nn.functional has the _ forms but no inplace= argument,
+            # except dropout; the layers likewise, except Dropout
+            "fn:leaky_relu": _no_inplace_arg("leaky_relu", lambda x, negative_slope=0.01:
+                                             paddle().nn.functional.leaky_relu(x, negative_slope)),
+            "fn:leaky_relu_": lambda x, negative_slope=0.01: paddle().nn.functional.leaky_relu_(x, negative_slope),
+            "fn:elu": _no_inplace_arg("elu", lambda x, alpha=1.0: paddle().nn.functional.elu(x, alpha)),
+            "fn:elu_": lambda x, alpha=1.0: paddle().nn.functional.elu_(x, alpha),
+            "fn:hardtanh": _no_inplace_arg("hardtanh", lambda x, min_val=-1.0, max_val=1.0:
+                                           paddle().nn.functional.hardtanh(x, min_val, max_val)),
+            "fn:hardtanh_": lambda x, min_val=-1.0, max_val=1.0: paddle().nn.functional.hardtanh_(x, min_val, max_val),
+            "fn:dropout": lambda x, p=0.5, training=True, inplace=False: paddle().nn.functional.dropout(
+                x, p, training=training, inplace=inplace),
+            "fn:LeakyReLU": _no_inplace_layer("LeakyReLU", "leaky_relu_", lambda negative_slope=0.01:
+                                              paddle().nn.LeakyReLU(negative_slope)),
+            "fn:ELU": _no_inplace_layer("ELU", "elu_", lambda alpha=1.0: paddle().nn.ELU(alpha)),
+            "fn:Hardtanh": _no_inplace_layer("Hardtanh", "hardtanh_", lambda min_val=-1.0, max_val=1.0:
+                                             paddle().nn.Hardtanh(min_val, max_val)),
+            "fn:Dropout": lambda p=0.5, inplace=False: paddle().nn.Dropout(p, inplace=inplace),
+            "method:eval": lambda layer: _layer(layer).eval(),
+            "method:train": lambda layer, mode=True: _layer(layer).train(mode),
             "call": _call_layer,
             "fn:from_numpy": lambda a: paddle().from_numpy(a),
             "fn:as_tensor": lambda a, dtype=None: paddle().as_tensor(a, dtype=dtype),
@@ -259,20 +286,40 @@ class PaddleAdapter(Adapter):
             obj.copy_(paddle.to_tensor(snapshot, dtype=obj.dtype))
 
 
-def _relu(x: Any, inplace: bool = False) -> Any:
-    if inplace:
-        raise NotApplicable("paddle.nn.functional.relu has no inplace argument; the counterpart "
-                            "is paddle.nn.functional.relu_")
-    return _paddle().nn.functional.relu(x)
+def _no_inplace_arg(name: str, op: Operation) -> Operation:
+    """paddle.nn.functional.NAME has no inplace argument: inplace=True is not applicable
+    (its in-place form is the separate function NAME_), inplace=False is the plain call."""
+
+    def call(x: Any, *args: Any, inplace: bool = False, **kwargs: Any) -> Any:
+        if inplace:
+            raise NotApplicable(f"paddle.nn.functional.{name} has no inplace argument; the "
+                                f"counterpart is paddle.nn.functional.{name}_")
+        return op(x, *args, **kwargs)
+
+    call.__name__ = name
+    return call
 
 
-def _relu_layer(inplace: bool = False) -> Any:
-    if inplace:
-        raise NotApplicable("paddle.nn.ReLU has no inplace argument")
-    return _paddle().nn.ReLU()
+def _no_inplace_layer(name: str, functional: str, make: Operation) -> Operation:
+    """paddle.nn.NAME has no inplace argument (its signature takes the parameters and name
+    only): NAME(inplace=True) is not applicable rather than an out-of-place layer."""
+
+    def build(*args: Any, inplace: bool = False, **kwargs: Any) -> Any:
+        if inplace:
+            raise NotApplicable(f"paddle.nn.{name} has no inplace argument; the in-place "
+                                f"counterpart is the function paddle.nn.functional.{functional}")
+        return make(*args, **kwargs)
+
+    build.__name__ = name
+    return build
+
+
+def _layer(layer: Any, what: str = "switched between train and eval mode") -> Any:
+    """The layer itself; anything else is refused (a tensor has no eval() / train())."""
+    if not isinstance(layer, _paddle().nn.Layer):
+        raise TypeError(f"only layers can be {what}, not {type(layer).__name__}")
+    return layer
 
 
 def _call_layer(layer: Any, *args: Any, **kwargs: Any) -> Any:
-    if not isinstance(layer, _paddle().nn.Layer):
-        raise TypeError(f"only layers can be called, not {type(layer).__name__}")
-    return layer(*args, **kwargs)
+    return _layer(layer, "called")(*args, **kwargs)

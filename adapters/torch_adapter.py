@@ -58,7 +58,10 @@ class TorchAdapter(Adapter):
     error_patterns = {
         "inplace_on_leaf": (r"leaf Variable that requires grad is being used in an in-place",),
         "modified_saved_tensor": (r"modified by an inplace operation",),
-        "overlapping_write": (r"more than one element of the written-to tensor refers to a single memory",),
+        "overlapping_write": (r"more than one element of the written-to tensor refers to a single memory",
+                              # copy_ / item assignment whose source partly overlaps the destination
+                              r"some elements of the input tensor and the written-to tensor refer to a "
+                              r"single memory location"),
         "dtype_cast": (r"result type \w+ can't be cast to the desired output type",),
         "not_contiguous_view": (r"view size is not compatible with input tensor's size and stride",
                                 r"stride\(-1\) must be 1 to view \w+ as \w+"),
@@ -124,6 +127,27 @@ class TorchAdapter(Adapter):
             "fn:relu": lambda x, inplace=False: torch().nn.functional.relu(x, inplace=inplace),
             "fn:relu_": lambda x: torch().nn.functional.relu_(x),
             "fn:ReLU": lambda inplace=False: torch().nn.ReLU(inplace=inplace),
+            "fn:sigmoid": lambda x, out=None: torch().sigmoid(x, out=out),
+            "fn:clamp": lambda x, min=None, max=None, out=None: torch().clamp(x, min, max, out=out),
+            "fn:sqrt": lambda x, out=None: torch().sqrt(x, out=out),
+            # activations: torch.nn.functional forms (inplace= and the _ forms) and layers
+            "fn:leaky_relu": lambda x, negative_slope=0.01, inplace=False: torch().nn.functional.leaky_relu(
+                x, negative_slope, inplace=inplace),
+            "fn:leaky_relu_": lambda x, negative_slope=0.01: torch().nn.functional.leaky_relu_(x, negative_slope),
+            "fn:elu": lambda x, alpha=1.0, inplace=False: torch().nn.functional.elu(x, alpha, inplace=inplace),
+            "fn:elu_": lambda x, alpha=1.0: torch().nn.functional.elu_(x, alpha),
+            "fn:hardtanh": lambda x, min_val=-1.0, max_val=1.0, inplace=False: torch().nn.functional.hardtanh(
+                x, min_val, max_val, inplace=inplace),
+            "fn:hardtanh_": lambda x, min_val=-1.0, max_val=1.0: torch().nn.functional.hardtanh_(x, min_val, max_val),
+            "fn:dropout": lambda x, p=0.5, training=True, inplace=False: torch().nn.functional.dropout(
+                x, p, training=training, inplace=inplace),
+            "fn:LeakyReLU": lambda negative_slope=0.01, inplace=False: torch().nn.LeakyReLU(negative_slope, inplace),
+            "fn:ELU": lambda alpha=1.0, inplace=False: torch().nn.ELU(alpha, inplace),
+            "fn:Hardtanh": lambda min_val=-1.0, max_val=1.0, inplace=False: torch().nn.Hardtanh(
+                min_val, max_val, inplace),
+            "fn:Dropout": lambda p=0.5, inplace=False: torch().nn.Dropout(p, inplace),
+            "method:eval": lambda m: _module(m).eval(),
+            "method:train": lambda m, mode=True: _module(m).train(mode),
             "call": _call_module,
             "fn:from_numpy": lambda a: torch().from_numpy(a),
             "fn:as_tensor": lambda a, dtype=None: torch().as_tensor(a, dtype=None if dtype is None else _dtype(dtype)),
@@ -215,7 +239,12 @@ def _ndenumerate(array: Any) -> Any:
     return ((index, value.item()) for index, value in numpy.ndenumerate(array))
 
 
-def _call_module(module: Any, *args: Any, **kwargs: Any) -> Any:
+def _module(module: Any, what: str = "switched between train and eval mode") -> Any:
+    """The layer itself; anything else is refused (a tensor has no eval() / train())."""
     if not isinstance(module, _torch().nn.Module):
-        raise TypeError(f"only layers can be called, not {type(module).__name__}")
-    return module(*args, **kwargs)
+        raise TypeError(f"only layers can be {what}, not {type(module).__name__}")
+    return module
+
+
+def _call_module(module: Any, *args: Any, **kwargs: Any) -> Any:
+    return _module(module, "called")(*args, **kwargs)
