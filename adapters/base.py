@@ -185,6 +185,7 @@ class Adapter:
     def __init__(self) -> None:
         self.ops: dict[str, Operation] = self.operations()
         self._ready = False
+        self._devices: list[str] | None = None
 
     # ---- lifecycle
 
@@ -219,8 +220,11 @@ class Adapter:
         return None if device == "cpu" else f"{self.name}: device {device!r} is not supported"
 
     def devices(self) -> list[str]:
-        """The case devices this installation can run (call after :meth:`setup`)."""
-        return [d for d in ("cpu", "cuda") if self.device_unavailable(d) is None]
+        """The case devices this installation can run (call after :meth:`setup`); asked once
+        per process, since every results record carries them."""
+        if self._devices is None:
+            self._devices = [d for d in ("cpu", "cuda") if self.device_unavailable(d) is None]
+        return self._devices
 
     @contextlib.contextmanager
     def isolation(self, seed: int) -> Iterator[None]:

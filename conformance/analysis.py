@@ -63,6 +63,7 @@ class Row:
 
 @dataclass
 class Score:
+    cases: int = 0
     agreeing: int = 0
     comparable: int = 0
 
@@ -132,6 +133,7 @@ def build(results: dict[str, Any]) -> Report:
     overall = Score()
     for row in rows:
         score = families.setdefault(row.family, Score())
+        score.cases += 1
         if row.agrees is not None:
             for s in (score, overall):
                 s.comparable += 1
@@ -142,6 +144,17 @@ def build(results: dict[str, Any]) -> Report:
         operations=_operations(rows, frameworks), claims=_claims(results.get("claims", {}), rows, frameworks),
         counts=counts, total_results=len(results["results"]),
     )
+
+
+def framework_title(report: Report, fw: str) -> str:
+    version = report.environment["frameworks"].get(fw, {}).get("version")
+    return f"{fw} {version}" if version else f"{fw} (not installed)"
+
+
+def python_version(environment: dict[str, Any]) -> str:
+    """major.minor only: the patch release does not change framework behaviour, and the
+    committed report must not go stale because CI's patch release differs."""
+    return ".".join(str(environment.get("python", "?")).split(".")[:2])
 
 
 def _framework_order(name: str) -> tuple[int, str]:
@@ -184,7 +197,7 @@ def signature(record: dict[str, Any], keys: set[str]) -> tuple:
     pairs = tuple((p["a"], p["b"], p["class"]) for p in b.get("pairs", []))
     error = (b["error"]["at"], b["error"]["kind"]) if b.get("error") else None
     observed = record.get("observed", {})
-    values = tuple((k, _normal(observed[k])) for k in sorted(keys) if k in observed)
+    values = tuple((k, normalised(observed[k])) for k in sorted(keys) if k in observed)
     return pairs, error, values
 
 
@@ -196,12 +209,12 @@ def _agrees(records: dict[str, dict[str, Any]]) -> bool | None:
     return len({signature(r, common) for r in ran}) == 1
 
 
-def _normal(value: Any) -> Any:
+def normalised(value: Any) -> Any:
     """Hashable, with floats rounded so float32 and float64 renderings of a value compare equal."""
     if isinstance(value, list):
-        return tuple(_normal(v) for v in value)
+        return tuple(normalised(v) for v in value)
     if isinstance(value, dict):
-        return tuple(sorted((k, _normal(v)) for k, v in value.items()))
+        return tuple(sorted((k, normalised(v)) for k, v in value.items()))
     if isinstance(value, float):
         return float(f"{value:.5g}")
     return value

@@ -132,20 +132,19 @@ def cmd_diff(args: argparse.Namespace, extra: list[str]) -> int:
 
 def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance import registry
+    from conformance.lint import case_files
     from conformance.loader import load_file
 
     vocab = registry.vocabulary()
     status = 0
-    for root in args.paths or _case_roots():
-        files = [Path(root)] if Path(root).is_file() else sorted(Path(root).rglob("*.y*ml"))
-        for path in files:
-            result = load_file(path, vocab)
-            for case in result.cases:
-                claim_text = f"  [{', '.join(case.claims)}]" if case.claims else ""
-                print(f"{case.id}  {case.location}{claim_text}")
-            for _, error in result.errors:
-                print(error.render(), file=sys.stderr)
-                status = 1
+    for path in case_files(args.paths or _case_roots()):
+        result = load_file(path, vocab)
+        for case in result.cases:
+            claim_text = f"  [{', '.join(case.claims)}]" if case.claims else ""
+            print(f"{case.id}  {case.location}{claim_text}")
+        for _, error in result.errors:
+            print(error.render(), file=sys.stderr)
+            status = 1
     return status
 
 

@@ -98,7 +98,7 @@ class CaseItem(pytest.Item):
             data = outcome_record(self.case, outcome)
         else:  # skipped before the engine ran (framework missing), or the adapter raised
             data = unrun_record(self.case.id, self.framework, SKIPPED if report.skipped else ERROR,
-                                _report_reason(report))
+                                report_reason(report))
         adapter = registry.get_adapter(self.framework)
         data["case_info"] = case_info(self.case)
         data["framework_env"] = {"version": adapter.version(),
@@ -130,7 +130,9 @@ class CaseErrorItem(pytest.Item):
         return data
 
 
-def _report_reason(report: pytest.TestReport) -> str:
+def report_reason(report: pytest.TestReport) -> str:
+    """One line for a report without an engine outcome: the skip reason, or the last line
+    of the failure (pytest-xdist's 'worker crashed' message for a crash)."""
     if report.skipped and isinstance(report.longrepr, tuple):
         return str(report.longrepr[2]).removeprefix("Skipped: ")
     return report.longreprtext.strip().splitlines()[-1] if report.longreprtext.strip() else report.outcome

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.analysis import CLASS_WORDS, describe, signature
+from conformance.analysis import CLASS_WORDS, describe, normalised, signature
 
 GOOD = ("pass", "known_divergence")
 BAD = ("fail", "error")
@@ -100,7 +100,7 @@ def _observation_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     for key in sorted(keys):
         if key.split(".", 1)[0] in ("shares_memory", "same_storage", "same_object"):
             continue
-        if signature({"behaviour": {}, "observed": oa}, {key}) != signature({"behaviour": {}, "observed": ob}, {key}):
+        if (key in oa, normalised(oa.get(key))) != (key in ob, normalised(ob.get(key))):
             out.append(f"{key}: {_short(oa.get(key, 'not observed'))} → {_short(ob.get(key, 'not observed'))}")
     return out
 

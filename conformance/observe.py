@@ -111,11 +111,11 @@ def _key(value: Any) -> str:
     return json.dumps(_shown(value), sort_keys=True)
 
 
-def interesting(key: str, values: dict[str, Any], case: Case) -> bool:
-    """Whether an observed key is worth an expectation line."""
+def interesting(key: str, values: dict[str, Any], case: Case, made: set[tuple[str, str]]) -> bool:
+    """Whether an observed key is worth an expectation line; ``made``: the (result, input)
+    pairs the case's steps produce."""
     kind, _, rest = key.partition(".")
     given = {g.name for g in case.given}
-    made = {(r, s) for _, _, r, s in productions(case.steps)}
     if kind in ("shares_memory", "same_object"):
         a, _, b = rest.partition(".")
         return any(v is True for v in values.values()) or (a, b) in made
@@ -139,9 +139,10 @@ def split(case: Case, observations: list[Observation]) -> tuple[dict[str, Any], 
     shared: dict[str, Any] = {}
     per_fw: dict[str, dict[str, Any]] = {o.framework: {} for o in ran}
     keys = sorted({k for o in ran for k in o.observed if k not in ("error", "warning")})
+    made = {(r, s) for _, _, r, s in productions(case.steps)}
     for key in keys:
         values = {o.framework: o.observed[key] for o in ran if key in o.observed}
-        if not interesting(key, values, case):
+        if not interesting(key, values, case, made):
             continue
         able = [o for o in ran if key.partition(".")[0] not in o.unobservable]
         if len(values) < len(able):  # not observed everywhere (a step raised first): per framework

@@ -12,7 +12,7 @@ from typing import Any, Generator
 import pytest
 
 from conformance import registry
-from conformance.collect import CaseErrorItem, CaseFile, CaseItem, index_key, make_index
+from conformance.collect import CaseErrorItem, CaseFile, CaseItem, index_key, make_index, report_reason
 from conformance.claims import claims
 from conformance.results import ERROR, RECORD_KEY, results_document, unrun_record, write_atomically
 
@@ -109,8 +109,7 @@ class ResultsRecorder:
             # a case item that produced no record: its worker crashed (pytest-xdist reports
             # the crash as a failure of the item that was running)
             case_id, framework = split_case_nodeid(report.nodeid)
-            reason = report.longreprtext.strip().splitlines()[-1] if report.longreprtext.strip() else "crashed"
-            record = unrun_record(case_id, framework, ERROR, reason)
+            record = unrun_record(case_id, framework, ERROR, report_reason(report))
             self.records[report.nodeid] = dict(record, nodeid=report.nodeid)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
