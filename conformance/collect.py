@@ -14,13 +14,17 @@ from typing import Any, Iterator
 import pytest
 
 from conformance import registry
-from conformance.engine import FAIL, Outcome, run
+from conformance.engine import FAIL, Outcome, not_applicable, run
 from conformance.loader import Vocabulary, load_file
 from conformance.model import Case, CaseFormatError, Location
 from conformance.render import render_failure
 from conformance.results import ERROR, SKIPPED, case_info, outcome_record, unrun_record
+from conformance.sandbox import FrameworkUnavailable, Sandbox, SandboxError
 
 outcome_key = pytest.StashKey[Outcome]()
+lost_key = pytest.StashKey[SandboxError]()
+# the pytest process's framework children; None when cases run in process (--in-process)
+sandbox_key = pytest.StashKey["Sandbox | None"]()
 
 
 @dataclass
@@ -76,16 +80,37 @@ class CaseItem(pytest.Item):
         missing = adapter.unavailable()
         if missing:
             pytest.skip(missing)
-        outcome = run(self.case, adapter)
+        sandbox = self.config.stash[sandbox_key]
+        if sandbox is None:  # --in-process
+            outcome = run(self.case, adapter)
+        else:
+            outcome = not_applicable(self.case, adapter) or self._run_in_sandbox(sandbox)
         self.stash[outcome_key] = outcome
         if outcome.verdict == FAIL:
             raise CaseFailed(outcome)
         if outcome.verdict != "pass":
             pytest.skip(outcome.reason)
 
+    def _run_in_sandbox(self, sandbox: Sandbox) -> Outcome:
+        try:
+            return sandbox.run(self.case, self.framework)
+        except FrameworkUnavailable as exc:
+            pytest.skip(str(exc))
+        except SandboxError as exc:
+            self.stash[lost_key] = exc
+            raise
+        finally:
+            output = sandbox.new_output()
+            if output:
+                self.add_report_section("call", f"{self.framework} output", output)
+
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CaseFailed):
             return render_failure(self.case, excinfo.value.outcome)
+        if isinstance(excinfo.value, SandboxError):
+            lost = excinfo.value
+            text = f"{self.case.id}[{self.framework}] ({self.case.location}): {lost.reason}"
+            return text + ("\n" + lost.details if lost.details else "")
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int, str]:
@@ -94,16 +119,24 @@ class CaseItem(pytest.Item):
     def record(self, report: pytest.TestReport) -> dict[str, Any]:
         """This item's results record, for the report that decides it."""
         outcome = self.stash.get(outcome_key, None)
+        lost = self.stash.get(lost_key, None)
         if outcome is not None:
             data = outcome_record(self.case, outcome)
+        elif lost is not None:  # the framework process crashed or hung, or the adapter raised
+            data = unrun_record(self.case.id, self.framework, ERROR, lost.reason)
         else:  # skipped before the engine ran (framework missing), or the adapter raised
             data = unrun_record(self.case.id, self.framework, SKIPPED if report.skipped else ERROR,
                                 report_reason(report))
-        adapter = registry.get_adapter(self.framework)
         data["case_info"] = case_info(self.case)
-        data["framework_env"] = {"version": adapter.version(),
-                                 "devices": adapter.devices() if adapter.loaded else None}
+        data["framework_env"] = self._framework_env()
         return data
+
+    def _framework_env(self) -> dict[str, Any]:
+        adapter = registry.get_adapter(self.framework)
+        sandbox = self.config.stash[sandbox_key]
+        if sandbox is not None and self.framework in sandbox.environments:
+            return dict(sandbox.environments[self.framework])
+        return {"version": adapter.version(), "devices": adapter.devices() if adapter.loaded else None}
 
 
 class CaseErrorItem(pytest.Item):

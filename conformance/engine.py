@@ -88,7 +88,9 @@ def case_seed(case_id: str) -> int:
     return zlib.crc32(case_id.encode()) & 0x7FFFFFFF
 
 
-def run(case: Case, adapter: Any) -> Outcome:
+def not_applicable(case: Case, adapter: Any) -> Outcome | None:
+    """The outcome when the case cannot apply to this adapter (its override says so, or an
+    operation has no counterpart), decided without importing the framework; else None."""
     fw = adapter.name
     override = case.overrides.get(fw)
     if override is not None and override.not_applicable:
@@ -97,6 +99,15 @@ def run(case: Case, adapter: Any) -> Outcome:
         why = adapter.lacks(key)
         if why:
             return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {why}")
+    return None
+
+
+def run(case: Case, adapter: Any) -> Outcome:
+    early = not_applicable(case, adapter)
+    if early is not None:
+        return early
+    fw = adapter.name
+    override = case.overrides.get(fw)
     adapter.setup()
     why = adapter.device_unavailable(case.device)
     if why:

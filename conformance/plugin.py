@@ -12,9 +12,12 @@ from typing import Any, Generator
 import pytest
 
 from conformance import registry
-from conformance.collect import CaseErrorItem, CaseFile, CaseItem, index_key, make_index, report_reason
+from conformance.collect import (
+    CaseErrorItem, CaseFile, CaseItem, index_key, make_index, report_reason, sandbox_key,
+)
 from conformance.claims import claims
 from conformance.results import ERROR, RECORD_KEY, results_document, unrun_record, write_atomically
+from conformance.sandbox import DEFAULT_TIMEOUT_S, Sandbox
 
 results_key = pytest.StashKey["ResultsRecorder"]()
 CASES_PACKAGE_DIR = Path(__file__).resolve().parent / "cases"
@@ -26,12 +29,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="comma-separated frameworks to run (default: all known, e.g. torch,numpy)")
     group.addoption("--conformance-results", metavar="PATH", default=None,
                     help="write the results JSON (one record per case item) to PATH")
+    group.addoption("--case-timeout", metavar="SECONDS", type=float, default=None,
+                    help="per item: an item running longer is an error and its framework process "
+                         f"is restarted (default: ini conformance_case_timeout, else {DEFAULT_TIMEOUT_S:g}; "
+                         "0 = none)")
+    group.addoption("--in-process", action="store_true", default=False,
+                    help="run cases inside the pytest process (for --pdb and profilers): no "
+                         "protection against a framework crash or hang, no timeout")
     parser.addini("conformance_paths", type="paths", default=[],
                   help="directories whose *.yaml files are conformance cases")
+    parser.addini("conformance_case_timeout", default=str(DEFAULT_TIMEOUT_S),
+                  help="per-item timeout in seconds (0 = none)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[index_key] = make_index()
+    config.stash[sandbox_key] = None if config.getoption("in_process") else Sandbox(case_timeout(config))
     config.addinivalue_line("markers", "conformance: a conformance case item")
     path = config.getoption("conformance_results")
     if path and not hasattr(config, "workerinput"):  # xdist workers report to the controller
@@ -40,7 +53,23 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(recorder, "conformance-results")
 
 
+def case_timeout(config: pytest.Config) -> float:
+    value = config.getoption("case_timeout")
+    if value is None:
+        text = config.getini("conformance_case_timeout")
+        try:
+            value = float(text)
+        except ValueError:
+            raise pytest.UsageError(f"ini conformance_case_timeout: {text!r} is not a number of seconds") from None
+    if value < 0:
+        raise pytest.UsageError(f"the case timeout must be 0 (none) or positive, not {value:g}")
+    return value
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
+    sandbox = config.stash.get(sandbox_key, None)
+    if sandbox is not None:
+        sandbox.close()
     recorder = config.stash.get(results_key, None)
     if recorder is not None:
         del config.stash[results_key]

@@ -229,7 +229,9 @@ def test_xdist_merges_records_and_counts_crashed_items(corpus: pytest.Pytester) 
     pytest.importorskip("xdist")
     (corpus.path / "cases" / "views" / "wrong.yaml").write_text(WRONG)
     corpus.makeconftest(CRASHING_CONFTEST)
-    args = ("--frameworks", "numpy", "--conformance-results", "r.json")
+    # in process, so that the crash takes the xdist worker down (the sandbox's own crash
+    # handling is tests/test_sandbox.py's)
+    args = ("--frameworks", "numpy", "--conformance-results", "r.json", "--in-process")
     result = corpus.runpytest_subprocess("-n", "2", *args)
     # xdist deselects on the workers, so only the controller's counts of run items compare
     result.assert_outcomes(passed=1, failed=2)

@@ -1,0 +1,273 @@
+"""Run cases in a child process, so that a crash or a hang of a framework costs one item,
+never the run.
+
+The pytest process (or each xdist worker) imports no framework. It starts one child
+``python -m conformance.sandbox`` on first use; the child imports each framework when a
+case first needs it and runs ``engine.run(case, adapter)`` for every item it is sent, over
+a socket pair (pickled ``Case`` in, pickled ``Outcome`` out; both ends are this module,
+never case text). One child for all frameworks, not one per framework: interop cases import
+the other frameworks anyway, and importing torch and Paddle once per process is most of a
+run's cost.
+
+When the child dies (segfault, abort, out-of-memory kill) the item it was running gets an
+``error`` naming the signal and the last lines the child wrote (faulthandler prints the
+Python stack of a segfault); when an item runs past the timeout the child is asked for its
+stack (faulthandler on SIGUSR1), killed, and the item gets an ``error`` with that stack.
+Either way the next item starts a fresh child, which re-imports what it needs.
+
+Cost: one round trip per item, the case sent once for its consecutive items (see
+docs/reliability.md for the figures). Pure: no pytest.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import faulthandler
+import os
+import pickle
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from multiprocessing.connection import Connection
+from typing import Any
+
+from conformance.model import Case
+
+DEFAULT_TIMEOUT_S = 60.0  # per item, not counting the framework's import
+STARTUP_TIMEOUT_S = 300.0  # the child's start, framework import included
+OUTPUT_TAIL_LINES = 30  # lines of the child's output kept in a crash or timeout report
+_STACK_DUMP_WAIT_S = 2.0  # how long a hung child gets to write its stack before SIGKILL
+
+
+class SandboxError(Exception):
+    """The item could not be run to an outcome: the child crashed, hung, or the adapter
+    raised. ``reason`` is one line for the results; ``details`` the child's last output
+    or the traceback."""
+
+    def __init__(self, reason: str, details: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.details = details
+
+
+class FrameworkUnavailable(Exception):
+    """The child could not set the framework up (its import failed): items skip with this."""
+
+
+def signal_description(returncode: int) -> str:
+    """``-11`` -> ``signal SIGSEGV (Segmentation fault)``; other codes -> ``exit status N``."""
+    if returncode < 0:
+        try:
+            sig = signal.Signals(-returncode)
+        except ValueError:
+            return f"signal {-returncode}"
+        return f"signal {sig.name} ({signal.strsignal(sig) or sig.name})"
+    return f"exit status {returncode}"
+
+
+class Sandbox:
+    """The child process of one pytest process, started on first use and again after it
+    is lost."""
+
+    def __init__(self, timeout: float | None = DEFAULT_TIMEOUT_S,
+                 startup_timeout: float = STARTUP_TIMEOUT_S) -> None:
+        self.timeout = timeout if timeout and timeout > 0 else None
+        self.startup_timeout = startup_timeout
+        # framework -> {"version", "devices"}, as the child found them
+        self.environments: dict[str, dict[str, Any]] = {}
+        self.starts = 0
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._conn: Connection | None = None
+        self._log: Any = None  # the child's stdout and stderr
+        self._log_read = 0
+        self._case_in_child: str | None = None  # the child keeps the last case it was sent
+        self._set_up: set[str] = set()  # frameworks the child has imported
+
+    # ---- lifecycle
+
+    def _start(self) -> None:
+        parent, child = socket.socketpair()
+        self._log = tempfile.TemporaryFile(prefix="conformance-sandbox-")
+        self._log_read = 0
+        self._case_in_child = None
+        self._set_up = set()
+        env = dict(os.environ)
+        # the child must import exactly what this process imports (adapters registered
+        # through entry points, a checkout not installed)
+        env["PYTHONPATH"] = os.pathsep.join(p or os.getcwd() for p in sys.path)
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "conformance.sandbox", str(child.fileno())],
+                pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, stdout=self._log,
+                stderr=self._log, env=env, close_fds=True)
+        finally:
+            child.close()
+        self._conn = Connection(parent.detach())
+        self.starts += 1
+        self._receive(self.startup_timeout, "starting")
+
+    def close(self) -> None:
+        """Stop the child (politely, then by force) and drop its log."""
+        if self._conn is not None:
+            try:
+                _send(self._conn, None)
+            except OSError:
+                pass
+            self._conn.close()
+            self._conn = None
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    # ---- running
+
+    def run(self, case: Case, framework: str) -> Any:
+        """The case's Outcome on the framework. Raises SandboxError when the child crashed,
+        timed out or the adapter raised; FrameworkUnavailable when the framework cannot be
+        set up."""
+        if self._conn is None:
+            self._start()
+        assert self._conn is not None
+        if framework not in self._set_up:
+            # the framework's import has the startup limit, not the item's
+            _send(self._conn, ("setup", framework))
+            message = self._receive(self.startup_timeout, f"importing {framework}")
+            if message[0] == "unavailable":
+                raise FrameworkUnavailable(message[1])
+            self.environments[framework] = message[1]
+            self._set_up.add(framework)
+        # a case's items run one after another: send the case once, then name it
+        payload = None if self._case_in_child == case.id else case
+        _send(self._conn, ("run", case.id, payload, framework))
+        self._case_in_child = case.id
+        message = self._receive(self.timeout, "running this case")
+        if message[0] == "outcome":
+            return message[1]
+        raise SandboxError(message[1], message[2])  # the engine or adapter raised
+
+    def new_output(self) -> str:
+        """What the child wrote since the last call (framework warnings, prints)."""
+        if self._log is None:
+            return ""
+        size = os.fstat(self._log.fileno()).st_size
+        if size == self._log_read:
+            return ""
+        data = os.pread(self._log.fileno(), size - self._log_read, self._log_read)
+        self._log_read = size
+        return data.decode("utf-8", errors="replace")
+
+    def _receive(self, timeout: float | None, doing: str) -> Any:
+        assert self._conn is not None and self._proc is not None
+        try:
+            if self._conn.poll(timeout):
+                return pickle.loads(self._conn.recv_bytes())
+        except (EOFError, OSError):
+            pass  # the child is gone; below says how
+        else:
+            self._lost_by_timeout(timeout, doing)
+        code = self._proc.wait()
+        output = self._output_tail()
+        self.close()
+        raise SandboxError(f"the framework process crashed with {signal_description(code)} "
+                           f"while {doing}; it was restarted for the next item", output)
+
+    def _lost_by_timeout(self, timeout: float | None, doing: str) -> None:
+        assert self._proc is not None
+        # ask for the Python stack of every thread (faulthandler in the child), then kill
+        try:
+            self._proc.send_signal(signal.SIGUSR1)
+            deadline = time.monotonic() + _STACK_DUMP_WAIT_S
+            before = -1
+            while time.monotonic() < deadline:  # until the dump stops growing
+                time.sleep(0.1)
+                size = os.fstat(self._log.fileno()).st_size
+                if size == before:
+                    break
+                before = size
+        finally:
+            self._proc.kill()
+            self._proc.wait()
+        output = self._output_tail()
+        self.close()
+        raise SandboxError(f"timed out after {timeout:g} s while {doing}: the framework "
+                           "process was killed and restarted for the next item", output)
+
+    def _output_tail(self) -> str:
+        lines = self.new_output().rstrip().splitlines()
+        return "\n".join(lines[-OUTPUT_TAIL_LINES:])
+
+
+# --------------------------------------------------------------------------- the child
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this child if the process that started it dies (even by
+    SIGKILL), so that no framework process outlives an interrupted run."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            pr_set_pdeathsig = 1
+            libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+
+
+def _send(conn: Connection, message: Any) -> None:
+    conn.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def serve(fd: int) -> None:
+    """The child's loop: run each item sent until None (or the parent is gone)."""
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    faulthandler.enable()  # a segfault prints the Python stack where it happened
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the parent's timeout asks for it
+    conn = Connection(fd)
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        return
+    from conformance import registry
+    from conformance.engine import run
+
+    _send(conn, ("ready",))
+    case = None
+    while True:
+        try:
+            message = pickle.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        if message[0] == "setup":
+            adapter = registry.get_adapter(message[1])
+            try:
+                adapter.setup()
+            except Exception as exc:  # e.g. an import error inside the framework
+                _send(conn, ("unavailable", f"{message[1]} could not be set up: {type(exc).__name__}: {exc}"))
+                continue
+            _send(conn, ("ready", {"version": adapter.version(), "devices": adapter.devices()}))
+            continue
+        _, case_id, payload, framework = message
+        if payload is not None:
+            case = payload
+        assert case is not None and case.id == case_id, "the parent names a case it did not send"
+        try:
+            outcome = run(case, registry.get_adapter(framework))
+        except Exception as exc:
+            _send(conn, ("raised", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+            continue
+        _send(conn, ("outcome", outcome))
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]))
