@@ -169,6 +169,18 @@ DLPACK_CONVERSIONS: Mapping[str, Operation] = {
 }
 
 
+@dataclass(frozen=True)
+class GlobalState:
+    """One piece of process-wide framework state a case can change, and how to read and
+    write it back."""
+
+    name: str
+    get: Callable[[], Any]
+    set: Callable[[Any], None]
+    # restored whether or not it changed: state that cannot be compared cheaply (RNGs)
+    always_restore: bool = False
+
+
 class Adapter:
     """Base class. Subclasses set the class attributes and implement the framework parts."""
 
@@ -186,6 +198,7 @@ class Adapter:
         self.ops: dict[str, Operation] = self.operations()
         self._ready = False
         self._devices: list[str] | None = None
+        self._states: list[GlobalState] | None = None
 
     # ---- lifecycle
 
@@ -228,16 +241,43 @@ class Adapter:
 
     @contextlib.contextmanager
     def isolation(self, seed: int) -> Iterator[None]:
-        """Save global state a case may change, seed the RNGs, restore afterwards."""
+        """Save the process-wide state a case may change (:meth:`global_states`), seed the
+        RNGs for this case, and put back whatever the case changed, even when it raised:
+        one case never changes the outcome of the next one run by the same process."""
         import numpy as np
 
-        state = np.random.get_state()
-        np.random.seed(seed)
-        with np.errstate(all="warn"):
-            try:
+        if self._states is None:
+            self._states = self.global_states()
+        saved = [(state, state.get()) for state in self._states]
+        self.seed(seed)
+        try:
+            # every case starts with NumPy's floating-point errors as warnings, which the
+            # engine records, whatever the process had
+            with np.errstate(all="warn"):
                 yield
-            finally:
-                np.random.set_state(state)
+        finally:
+            for state, value in saved:
+                if state.always_restore or state.get() != value:
+                    state.set(value)
+
+    def global_states(self) -> list[GlobalState]:
+        """The process-wide state of this adapter's framework that :meth:`isolation` saves
+        and restores. Subclasses add theirs to NumPy's, which every adapter uses."""
+        import numpy as np
+
+        return [
+            GlobalState("numpy.errstate", np.geterr, lambda v: np.seterr(**v)),
+            GlobalState("numpy.errcall", np.geterrcall, np.seterrcall),
+            GlobalState("numpy.printoptions", np.get_printoptions, lambda v: np.set_printoptions(**v)),
+            GlobalState("numpy.random", np.random.get_state, np.random.set_state, always_restore=True),
+        ]
+
+    def seed(self, seed: int) -> None:
+        """Seed every global RNG the case may draw from (random operations are then the
+        same in every run of the case)."""
+        import numpy as np
+
+        np.random.seed(seed)
 
     # ---- operations
 

@@ -4,13 +4,12 @@ arguments, and always calls Paddle's own operation of that meaning."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
-from typing import Any, Iterator
+from typing import Any
 
 from conformance.adapters.base import (
-    DLPACK_CONVERSIONS, NUMPY_CONVERSIONS, Adapter, Layout, NotApplicable, Operation, absent,
+    DLPACK_CONVERSIONS, NUMPY_CONVERSIONS, Adapter, GlobalState, Layout, NotApplicable, Operation, absent,
     attribute, passthrough,
 )
 
@@ -113,20 +112,36 @@ class PaddleAdapter(Adapter):
             return "no CUDA device: this paddle build has no CUDA"
         return None
 
-    @contextlib.contextmanager
-    def isolation(self, seed: int) -> Iterator[None]:
+    def global_states(self) -> list[GlobalState]:
         paddle = _paddle()
-        grad_enabled = paddle.is_grad_enabled()
-        default_dtype = paddle.get_default_dtype()
-        rng = paddle.get_rng_state()
-        paddle.seed(seed)
-        try:
-            with super().isolation(seed):
-                yield
-        finally:
-            paddle.set_grad_enabled(grad_enabled)
-            paddle.set_default_dtype(default_dtype)
-            paddle.set_rng_state(rng)
+        from paddle.base import core
+        from paddle.tensor.to_string import DEFAULT_PRINT_OPTIONS
+
+        flags = core.globals()  # every gflag, public or not (FLAGS_check_nan_inf, ...)
+
+        def set_flags(saved: dict[str, Any]) -> None:
+            for key, value in saved.items():
+                if flags[key] != value:
+                    flags[key] = value
+
+        def set_dynamic_mode(dynamic: bool) -> None:
+            (paddle.disable_static if dynamic else paddle.enable_static)()
+
+        return super().global_states() + [
+            GlobalState("paddle.grad_enabled", paddle.is_grad_enabled, paddle.set_grad_enabled),
+            GlobalState("paddle.default_dtype", paddle.get_default_dtype, paddle.set_default_dtype),
+            GlobalState("paddle.dynamic_mode", paddle.in_dynamic_mode, set_dynamic_mode),
+            GlobalState("paddle.device", paddle.get_device, paddle.set_device),
+            GlobalState("paddle.flags", lambda: {key: flags[key] for key in flags.keys()}, set_flags),
+            # set_printoptions writes the attributes of this one object
+            GlobalState("paddle.printoptions", lambda: dict(vars(DEFAULT_PRINT_OPTIONS)),
+                        lambda v: (vars(DEFAULT_PRINT_OPTIONS).clear(), vars(DEFAULT_PRINT_OPTIONS).update(v))),
+            GlobalState("paddle.random", paddle.get_rng_state, paddle.set_rng_state, always_restore=True),
+        ]
+
+    def seed(self, seed: int) -> None:
+        super().seed(seed)
+        _paddle().seed(seed)
 
     def tensor_from_numpy(self, array: Any, spec: Any, device: str) -> Any:
         t = _paddle().to_tensor(array, dtype=spec.dtype, place="gpu" if device == "cuda" else "cpu")

@@ -3,12 +3,12 @@ straight through; torch is imported on first use only."""
 
 from __future__ import annotations
 
-import contextlib
 import warnings
-from typing import Any, Iterator
+from typing import Any
 
 from conformance.adapters.base import (
-    DLPACK_CONVERSIONS, NUMPY_CONVERSIONS, Adapter, Layout, Operation, absent, attribute, passthrough,
+    DLPACK_CONVERSIONS, NUMPY_CONVERSIONS, Adapter, GlobalState, Layout, Operation, absent, attribute,
+    passthrough,
 )
 
 METHODS = (
@@ -83,20 +83,37 @@ class TorchAdapter(Adapter):
             return "no CUDA device: torch.cuda.is_available() is False"
         return None
 
-    @contextlib.contextmanager
-    def isolation(self, seed: int) -> Iterator[None]:
+    def global_states(self) -> list[GlobalState]:
         torch = _torch()
-        grad_enabled = torch.is_grad_enabled()
-        default_dtype = torch.get_default_dtype()
-        rng = torch.get_rng_state()
-        torch.manual_seed(seed)
-        try:
-            with super().isolation(seed):
-                yield
-        finally:
-            torch.set_grad_enabled(grad_enabled)
-            torch.set_default_dtype(default_dtype)
-            torch.set_rng_state(rng)
+        # torch keeps its print options in one module-level object; set_printoptions
+        # writes its attributes, so its __dict__ is the whole state
+        print_options = torch._tensor_str.PRINT_OPTS
+        return super().global_states() + [
+            GlobalState("torch.grad_enabled", torch.is_grad_enabled, torch.set_grad_enabled),
+            GlobalState("torch.anomaly", lambda: (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()),
+                        lambda v: torch.set_anomaly_enabled(v[0], v[1])),
+            GlobalState("torch.default_dtype", torch.get_default_dtype, torch.set_default_dtype),
+            GlobalState("torch.default_device", torch.get_default_device, _set_default_device),
+            GlobalState("torch.deterministic_algorithms",
+                        lambda: (torch.are_deterministic_algorithms_enabled(),
+                                 torch.is_deterministic_algorithms_warn_only_enabled()),
+                        lambda v: torch.use_deterministic_algorithms(v[0], warn_only=v[1])),
+            GlobalState("torch.float32_matmul_precision", torch.get_float32_matmul_precision,
+                        torch.set_float32_matmul_precision),
+            GlobalState("torch.num_threads", torch.get_num_threads, torch.set_num_threads),
+            GlobalState("torch.printoptions", lambda: dict(vars(print_options)),
+                        lambda v: (vars(print_options).clear(), vars(print_options).update(v))),
+            GlobalState("torch.random", torch.get_rng_state, torch.set_rng_state, always_restore=True),
+        ]
+
+    def seed(self, seed: int) -> None:
+        super().seed(seed)
+        torch = _torch()
+        # the CPU generator directly: torch.manual_seed also walks every accelerator
+        # backend, 60 times slower, on every item
+        torch.default_generator.manual_seed(seed)
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.manual_seed_all(seed)
 
     def tensor_from_numpy(self, array: Any, spec: Any, device: str) -> Any:
         torch = _torch()
@@ -231,6 +248,12 @@ class TorchAdapter(Adapter):
             except RuntimeError:  # internal overlap (expand): write element by element
                 for index, value in _ndenumerate(snapshot):
                     obj[index] = value
+
+
+def _set_default_device(device: Any) -> None:
+    # CPU is the default without a device mode; set_default_device("cpu") would install a
+    # mode that every later torch call goes through
+    _torch().set_default_device(None if device.type == "cpu" else device)
 
 
 def _ndenumerate(array: Any) -> Any:

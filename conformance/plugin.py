@@ -6,6 +6,8 @@ Importing this module imports no framework.
 
 from __future__ import annotations
 
+import signal
+import threading
 from pathlib import Path
 from typing import Any, Generator
 
@@ -51,6 +53,7 @@ def pytest_configure(config: pytest.Config) -> None:
         recorder = ResultsRecorder(Path(path))
         config.stash[results_key] = recorder
         config.pluginmanager.register(recorder, "conformance-results")
+        recorder.interrupt_on_sigterm()
 
 
 def case_timeout(config: pytest.Config) -> float:
@@ -73,6 +76,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     recorder = config.stash.get(results_key, None)
     if recorder is not None:
         del config.stash[results_key]
+        recorder.restore_sigterm()
         config.pluginmanager.unregister(recorder)
 
 
@@ -120,6 +124,20 @@ class ResultsRecorder:
         self.records: dict[str, dict[str, Any]] = {}
         self.cases: dict[str, dict[str, Any]] = {}
         self.framework_env: dict[str, dict[str, Any]] = {}
+        self.not_written: str | None = None  # why the file was left as it was
+        self._sigterm: Any = None
+
+    def interrupt_on_sigterm(self) -> None:
+        """SIGTERM ends the run like Ctrl-C (pytest's interrupted exit, which keeps the
+        previous results file) instead of killing the process mid-run."""
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            self._sigterm = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+
+    def restore_sigterm(self) -> None:
+        if self._sigterm is not None:
+            signal.signal(signal.SIGTERM, self._sigterm)
+            self._sigterm = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for key, value in report.user_properties:
@@ -143,16 +161,30 @@ class ResultsRecorder:
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if exitstatus in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR):
-            return  # nothing ran: keep the previous results file
+            self.not_written = "the run did not start"
+            return
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            # a partial file would read as a complete run with fewer cases
+            self.not_written = f"the run was interrupted after {len(self.records)} items"
+            return
         frameworks = {}
         for name in registry.framework_names():
             adapter = registry.get_adapter(name)
             frameworks[name] = {"version": adapter.version(), "devices": None,
                                 **self.framework_env.get(name, {})}
-        run = {"items": len(self.records), "exit_status": int(exitstatus),
-               "interrupted": int(exitstatus) == pytest.ExitCode.INTERRUPTED}
+        run = {"items": len(self.records), "exit_status": int(exitstatus)}
         write_atomically(self.path, results_document(self.records.values(), self.cases, frameworks,
                                                      claims(), run))
+
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.not_written:
+            terminalreporter.write_line(f"conformance: {self.not_written}; results file {self.path} "
+                                        "left as it was", yellow=True)
+
+
+def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
 
 def is_case_nodeid(nodeid: str) -> bool:

@@ -39,7 +39,9 @@ from conformance.model import Case
 
 DEFAULT_TIMEOUT_S = 60.0  # per item, not counting the framework's import
 STARTUP_TIMEOUT_S = 300.0  # the child's start, framework import included
-OUTPUT_TAIL_LINES = 30  # lines of the child's output kept in a crash or timeout report
+# lines of the child's output kept in a crash or timeout report: the start (a framework's
+# own message, e.g. torch's "terminate called ... what(): ...") and the end (the stack)
+OUTPUT_HEAD_LINES, OUTPUT_TAIL_LINES = 20, 60
 _STACK_DUMP_WAIT_S = 2.0  # how long a hung child gets to write its stack before SIGKILL
 
 
@@ -86,6 +88,7 @@ class Sandbox:
         self._log_read = 0
         self._case_in_child: str | None = None  # the child keeps the last case it was sent
         self._set_up: set[str] = set()  # frameworks the child has imported
+        self._busy = False  # a request was sent and its answer not yet received
 
     # ---- lifecycle
 
@@ -111,7 +114,8 @@ class Sandbox:
         self._receive(self.startup_timeout, "starting")
 
     def close(self) -> None:
-        """Stop the child (politely, then by force) and drop its log."""
+        """Stop the child (politely when it is idle, by force when it is still running an
+        item, e.g. after Ctrl-C) and drop its log."""
         if self._conn is not None:
             try:
                 _send(self._conn, None)
@@ -120,12 +124,15 @@ class Sandbox:
             self._conn.close()
             self._conn = None
         if self._proc is not None:
+            if self._busy:
+                self._proc.kill()
             try:
                 self._proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
             self._proc = None
+            self._busy = False
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -169,15 +176,18 @@ class Sandbox:
 
     def _receive(self, timeout: float | None, doing: str) -> Any:
         assert self._conn is not None and self._proc is not None
+        self._busy = True
         try:
             if self._conn.poll(timeout):
-                return pickle.loads(self._conn.recv_bytes())
+                message = pickle.loads(self._conn.recv_bytes())
+                self._busy = False
+                return message
         except (EOFError, OSError):
             pass  # the child is gone; below says how
         else:
             self._lost_by_timeout(timeout, doing)
         code = self._proc.wait()
-        output = self._output_tail()
+        output = self._last_output()
         self.close()
         raise SandboxError(f"the framework process crashed with {signal_description(code)} "
                            f"while {doing}; it was restarted for the next item", output)
@@ -198,14 +208,17 @@ class Sandbox:
         finally:
             self._proc.kill()
             self._proc.wait()
-        output = self._output_tail()
+        output = self._last_output()
         self.close()
         raise SandboxError(f"timed out after {timeout:g} s while {doing}: the framework "
                            "process was killed and restarted for the next item", output)
 
-    def _output_tail(self) -> str:
+    def _last_output(self) -> str:
         lines = self.new_output().rstrip().splitlines()
-        return "\n".join(lines[-OUTPUT_TAIL_LINES:])
+        if len(lines) > OUTPUT_HEAD_LINES + OUTPUT_TAIL_LINES:
+            cut = len(lines) - OUTPUT_HEAD_LINES - OUTPUT_TAIL_LINES
+            lines = [*lines[:OUTPUT_HEAD_LINES], f"[... {cut} lines ...]", *lines[-OUTPUT_TAIL_LINES:]]
+        return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- the child

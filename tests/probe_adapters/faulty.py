@@ -1,0 +1,62 @@
+"""The ``faulty`` framework: NumPy's adapter plus operations that fail the way a framework
+can fail below Python, and one that trips a bug in the adapter's own probes. The sandbox
+must turn each into that item's error and go on."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+from typing import Any
+
+from conformance.adapters.base import Operation
+from conformance.adapters.numpy_adapter import NumpyAdapter
+
+# where fn:hang writes the pid of the process running it (the sandbox child), so that a
+# test can check the child does not outlive an interrupted run
+PID_FILE_VARIABLE = "FAULTY_PID_FILE"
+
+
+def _hang(*args: Any) -> Any:
+    path = os.environ.get(PID_FILE_VARIABLE)
+    if path:
+        with open(path, "w") as f:
+            f.write(str(os.getpid()))
+    while True:  # in C (sleep), like a framework kernel that never returns
+        time.sleep(3600)
+
+
+def _segfault(*args: Any) -> Any:
+    return ctypes.string_at(0)  # reads address 0: SIGSEGV
+
+
+def _abort(*args: Any) -> Any:
+    os.abort()  # what a failed C++ assertion in a framework does: SIGABRT
+
+
+def _exit(*args: Any) -> Any:
+    os._exit(3)  # a framework that calls exit() from C
+
+
+class Unreadable:
+    """A result this adapter claims as an array and then cannot read: an adapter bug."""
+
+
+def _unreadable(*args: Any) -> Any:
+    return Unreadable()
+
+
+class FaultyAdapter(NumpyAdapter):
+    name = "faulty"
+
+    def operations(self) -> dict[str, Operation]:
+        return {**super().operations(), "fn:hang": _hang, "fn:segfault": _segfault,
+                "fn:abort": _abort, "fn:exit": _exit, "fn:unreadable": _unreadable}
+
+    def is_array(self, obj: Any) -> bool:
+        return isinstance(obj, Unreadable) or super().is_array(obj)
+
+    def to_numpy(self, obj: Any) -> Any:
+        if isinstance(obj, Unreadable):
+            raise RuntimeError("this adapter cannot read what its own operation returned")
+        return super().to_numpy(obj)

@@ -1,0 +1,151 @@
+"""``numpy_state``, ``torch_state``, ``paddle_state``: the built-in adapters plus two
+operations over each piece of process-wide state the adapter's isolation saves:
+
+- ``pollute("torch.default_dtype")`` changes it to something no case expects;
+- ``state_is_default("torch.default_dtype")`` is ``[True]`` while it is what the first case
+  this adapter ran saw (and, for the RNGs, while the next draw is the first one after this
+  case's seed).
+
+The readers and polluters here are written against the frameworks directly, not through
+the adapter's own save/restore, so that a test of that mechanism does not trust it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from conformance.adapters.base import Operation
+from conformance.adapters.numpy_adapter import NumpyAdapter
+from conformance.adapters.paddle_adapter import PaddleAdapter
+from conformance.adapters.torch_adapter import TorchAdapter
+
+Reader = Callable[[], Any]
+Polluter = Callable[[], None]
+
+
+def _np() -> Any:
+    import numpy
+
+    return numpy
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def _paddle() -> Any:
+    from conformance.adapters.paddle_adapter import _paddle as quiet_import
+
+    return quiet_import()
+
+
+# name -> (read it, change it); building these tables imports no framework
+NUMPY_STATES: dict[str, tuple[Reader, Polluter]] = {
+    "numpy.errstate": (lambda: _np().geterr(), lambda: _np().seterr(all="raise")),
+    "numpy.errcall": (lambda: _np().geterrcall(), lambda: _np().seterrcall(print)),
+    "numpy.printoptions": (lambda: repr(_np().array([1 / 3])), lambda: _np().set_printoptions(precision=2)),
+}
+TORCH_STATES: dict[str, tuple[Reader, Polluter]] = {
+    "torch.grad_enabled": (lambda: _torch().is_grad_enabled(), lambda: _torch().set_grad_enabled(False)),
+    "torch.anomaly": (lambda: _torch().is_anomaly_enabled(), lambda: _torch().autograd.set_detect_anomaly(True)),
+    "torch.default_dtype": (lambda: _torch().get_default_dtype(),
+                            lambda: _torch().set_default_dtype(_torch().float64)),
+    "torch.default_device": (lambda: str(_torch().get_default_device()),
+                             lambda: _torch().set_default_device("meta")),
+    "torch.deterministic_algorithms": (lambda: _torch().are_deterministic_algorithms_enabled(),
+                                       lambda: _torch().use_deterministic_algorithms(True)),
+    "torch.float32_matmul_precision": (lambda: _torch().get_float32_matmul_precision(),
+                                       lambda: _torch().set_float32_matmul_precision("medium")),
+    "torch.num_threads": (lambda: _torch().get_num_threads(),
+                          lambda: _torch().set_num_threads(_torch().get_num_threads() + 1)),
+    "torch.printoptions": (lambda: repr(_torch().tensor([1 / 3])), lambda: _torch().set_printoptions(precision=1)),
+}
+PADDLE_STATES: dict[str, tuple[Reader, Polluter]] = {
+    "paddle.grad_enabled": (lambda: _paddle().is_grad_enabled(), lambda: _paddle().set_grad_enabled(False)),
+    "paddle.default_dtype": (lambda: _paddle().get_default_dtype(), lambda: _paddle().set_default_dtype("float64")),
+    "paddle.dynamic_mode": (lambda: _paddle().in_dynamic_mode(), lambda: _paddle().enable_static()),
+    "paddle.flags": (lambda: _paddle().get_flags(["FLAGS_check_nan_inf"]),
+                     lambda: _paddle().set_flags({"FLAGS_check_nan_inf": True})),
+    "paddle.printoptions": (lambda: str(_paddle().to_tensor([1 / 3])),
+                            lambda: _paddle().set_printoptions(precision=1)),
+}
+# RNGs: "default" means the next draw is the first one after this case's seed
+NUMPY_DRAWS: dict[str, Callable[[], float]] = {"numpy.random": lambda: float(_np().random.random())}
+TORCH_DRAWS = {**NUMPY_DRAWS, "torch.random": lambda: float(_torch().rand(1).item())}
+PADDLE_DRAWS = {**NUMPY_DRAWS, "paddle.random": lambda: float(_paddle().rand([1]).item())}
+
+
+class _Stateful:
+    """Mixed into a built-in adapter: the pollute / state_is_default operations."""
+
+    states: dict[str, tuple[Reader, Polluter]] = NUMPY_STATES
+    draws: dict[str, Callable[[], float]] = NUMPY_DRAWS
+
+    @classmethod
+    def state_names(cls) -> list[str]:
+        """Every piece of state this adapter's tests change, RNGs included."""
+        return [*cls.states, *cls.draws]
+
+    defaults: dict[str, Any] | None = None
+    first_draws: dict[str, float] = {}
+
+    def take_defaults(self) -> dict[str, Any]:
+        """The state the first case this adapter runs sees (inside a case NumPy's errstate
+        is the one the isolation sets, not the process's)."""
+        if self.defaults is None:
+            self.defaults = {name: read() for name, (read, _) in self.states.items()}
+        return self.defaults
+
+    def seed(self, seed: int) -> None:
+        # the draws this case's seed gives first, then the seed again so that the case
+        # starts from it
+        super().seed(seed)  # type: ignore[misc]
+        self.first_draws = {name: draw() for name, draw in self.draws.items()}
+        super().seed(seed)  # type: ignore[misc]
+
+    def pollute(self, name: str) -> None:
+        self.take_defaults()
+        if name in self.draws:
+            for _ in range(3):
+                self.draws[name]()
+        else:
+            self.states[name][1]()
+
+    def state_is_default(self, name: str) -> Any:
+        import numpy as np
+
+        if name in self.draws:
+            same = self.draws[name]() == self.first_draws.get(name)
+        else:
+            same = self.states[name][0]() == self.take_defaults()[name]
+        return np.array([same])
+
+    def stateful_operations(self, ops: dict[str, Operation]) -> dict[str, Operation]:
+        return {**ops, "fn:pollute": self.pollute, "fn:state_is_default": self.state_is_default}
+
+
+class NumpyStateAdapter(_Stateful, NumpyAdapter):
+    name = "numpy_state"
+
+    def operations(self) -> dict[str, Operation]:
+        return self.stateful_operations(super().operations())
+
+
+class TorchStateAdapter(_Stateful, TorchAdapter):
+    name = "torch_state"
+    states = {**NUMPY_STATES, **TORCH_STATES}
+    draws = TORCH_DRAWS
+
+    def operations(self) -> dict[str, Operation]:
+        return self.stateful_operations(super().operations())
+
+
+class PaddleStateAdapter(_Stateful, PaddleAdapter):
+    name = "paddle_state"
+    states = {**NUMPY_STATES, **PADDLE_STATES}
+    draws = PADDLE_DRAWS
+
+    def operations(self) -> dict[str, Operation]:
+        return self.stateful_operations(super().operations())

@@ -1,0 +1,226 @@
+"""Crashes, hangs and interruptions: the sandbox turns each into that item's error and the
+run goes on; the results list every item exactly once; an interrupted run leaves the
+previous results file and no framework process behind.
+
+The failing operations are the test-only ``faulty`` adapter's (tests/probe_adapters/faulty.py),
+registered through the real entry point group in subprocess runs only. One test uses a
+real framework crash: ``torch.from_dlpack`` of a NumPy array with a negative stride aborts
+the process in torch 2.13 (a C++ check that throws through a noexcept frame).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance import registry
+from conformance.engine import run
+from conformance.loader import load_text
+from conformance.sandbox import Sandbox, signal_description
+
+TESTS = Path(__file__).resolve().parent
+ENTRY_POINTS = "[conformance.adapters]\nfaulty = probe_adapters.faulty:FaultyAdapter\n"
+
+OK_CASE = """\
+  - id: sandbox.{name}
+    title: "an ordinary case"
+    given: {{x: [1.0, 2.0]}}
+    steps:
+      - y = x.clone()
+    expect: {{shares_memory: {{y & x: false}}, values: {{y: [1.0, 2.0]}}}}
+"""
+FAULT_CASE = """\
+  - id: sandbox.{name}
+    title: "a framework that {name}s"
+    given: {{x: [1.0, 2.0]}}
+    steps:
+      - y = {name}(x)
+    expect: {{values: {{y: [1.0, 2.0]}}}}
+"""
+FAULTS = ["segfault", "abort", "exit", "hang", "unreadable"]
+# ok cases around and between the faults: each fault must cost its own item only
+CASES = "cases:\n" + "".join(
+    [OK_CASE.format(name="first")]
+    + [FAULT_CASE.format(name=f) + OK_CASE.format(name=f"after_{f}") for f in FAULTS])
+ITEMS = (1 + 2 * len(FAULTS)) * 2  # cases x (faulty, numpy)
+NUMPY_ABSENT = "numpy has no counterpart"
+
+
+def write_distribution(site: Path) -> None:
+    info = site / "probe_adapters-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: probe-adapters\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A folder with the faulty cases, and the environment that registers ``faulty``."""
+    site = tmp_path / "site"
+    write_distribution(site)
+    (tmp_path / "faults.yaml").write_text(CASES)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+    env["PYTHONPATH"] = os.pathsep.join([str(site), str(TESTS), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return tmp_path, env
+
+
+def pytest_args(*extra: str) -> list[str]:
+    return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "faults.yaml", "--frameworks", "faulty,numpy",
+            "--conformance-results", "r.json", *extra]
+
+
+def run_pytest(project: tuple[Path, dict[str, str]], *extra: str) -> tuple[subprocess.CompletedProcess[str], Any]:
+    folder, env = project
+    proc = subprocess.run(pytest_args(*extra), cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    return proc, json.loads((folder / "r.json").read_text())
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_crashes_and_a_hang_cost_one_item_each(project: tuple[Path, dict[str, str]], workers: list[str]) -> None:
+    if workers:
+        pytest.importorskip("xdist")
+    started = time.monotonic()
+    proc, data = run_pytest(project, "--case-timeout", "3", *workers)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1, output  # tests failed, the run completed
+    assert time.monotonic() - started < 120, "the hang held the run"
+
+    nodeids = [r["nodeid"] for r in data["results"]]
+    assert len(nodeids) == len(set(nodeids)) == ITEMS == data["run"]["items"], output
+    by_item = {(r["case"], r["framework"]): r for r in data["results"]}
+    expected_reason = {
+        "segfault": "crashed with signal SIGSEGV (Segmentation fault)",
+        "abort": "crashed with signal SIGABRT (Aborted)",
+        "exit": "crashed with exit status 3",
+        "hang": "timed out after 3 s",
+        "unreadable": "RuntimeError: this adapter cannot read what its own operation returned",
+    }
+    for fault, reason in expected_reason.items():
+        record = by_item[(f"sandbox.{fault}", "faulty")]
+        assert record["outcome"] == "error", record
+        assert reason in record["reason"], record
+        assert ("restarted for the next item" in record["reason"]) == (fault != "unreadable"), record
+        assert by_item[(f"sandbox.after_{fault}", "faulty")]["outcome"] == "pass", f"the item after {fault}"
+        assert by_item[(f"sandbox.{fault}", "numpy")]["outcome"] == "not_applicable"
+        assert NUMPY_ABSENT in by_item[(f"sandbox.{fault}", "numpy")]["reason"]
+    assert by_item[("sandbox.first", "faulty")]["outcome"] == "pass"
+    # what the child said before it died is in the item's failure text: faulthandler's
+    # Python stack for the segfault and for the hang (asked for before the kill)
+    assert "Fatal Python error: Segmentation fault" in output and "in _segfault" in output, output
+    assert "in _hang" in output, output
+    assert "Traceback (most recent call last)" in output and "in to_numpy" in output, output
+    assert data["environment"]["frameworks"]["faulty"]["devices"] == ["cpu"]
+
+
+def test_a_real_framework_abort_is_the_items_error(project: tuple[Path, dict[str, str]]) -> None:
+    pytest.importorskip("torch")
+    folder, env = project
+    (folder / "faults.yaml").write_text("""\
+cases:
+  - id: sandbox.torch_from_dlpack_negative_stride
+    title: "torch.from_dlpack of a reversed NumPy array (torch 2.13 aborts the process)"
+    given: {a: {data: [1.0, 2.0, 3.0], type: ndarray}}
+    steps:
+      - b = a[::-1]
+      - t = torch_from_dlpack(b)
+    expect: {values: {a: [1.0, 2.0, 3.0]}}
+""" + OK_CASE.format(name="after"))
+    proc = subprocess.run(pytest_args()[:-4] + ["--frameworks", "numpy", "--conformance-results", "r.json"],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    data = json.loads((folder / "r.json").read_text())
+    outcomes = {r["case"]: r for r in data["results"]}
+    crashed = outcomes["sandbox.torch_from_dlpack_negative_stride"]
+    assert crashed["outcome"] == "error", crashed
+    assert "SIGABRT" in crashed["reason"]
+    assert "Storage size calculation overflowed" in proc.stdout  # torch's own last words
+    assert outcomes["sandbox.after"]["outcome"] == "pass"
+
+
+@pytest.mark.parametrize("how, workers", [(signal.SIGINT, []), (signal.SIGTERM, []), (signal.SIGTERM, ["-n", "2"])],
+                         ids=["sigint", "sigterm", "sigterm-xdist"])
+def test_an_interrupted_run_keeps_the_previous_results(project: tuple[Path, dict[str, str]], how: signal.Signals,
+                                                       workers: list[str]) -> None:
+    if workers:
+        pytest.importorskip("xdist")
+    folder, env = project
+    previous = '{"previous": "results"}\n'
+    (folder / "r.json").write_text(previous)
+    pid_file = folder / "child.pid"
+    env = dict(env, FAULTY_PID_FILE=str(pid_file))
+    proc = subprocess.Popen(pytest_args("--case-timeout", "0", *workers), cwd=folder, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not pid_file.exists() or not pid_file.read_text():  # the child is in fn:hang
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[0]
+            time.sleep(0.05)
+        child = int(pid_file.read_text())
+        proc.send_signal(how)
+        output, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert (folder / "r.json").read_text() == previous
+    assert sorted(p.name for p in folder.iterdir()) == ["child.pid", "faults.yaml", "r.json", "site"]
+    assert "left as it was" in output, output
+    assert _gone(child), "the framework process outlived the run"
+
+
+def _gone(pid: int, wait_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+# ---- the Sandbox class itself, with the built-in NumPy adapter
+
+NUMPY_CASES = """\
+cases:
+  - id: sandbox.view
+    title: "a view"
+    given: {x: [1.0, 2.0, 3.0, 4.0]}
+    steps:
+      - y = x.reshape(2, 2)
+      - y[0, 0] = 9.0
+    expect: {shares_memory: {y & x: true}, values: {x: [9.0, 2.0, 3.0, 4.0]}}
+  - id: sandbox.wrong
+    title: "a wrong expectation"
+    given: {x: [1.0, 2.0]}
+    steps:
+      - y = x.copy()
+    expect: {shares_memory: {y & x: true}}
+"""
+
+
+def test_outcomes_from_the_child_equal_those_in_process() -> None:
+    cases = load_text(NUMPY_CASES, "sandbox.yaml", registry.vocabulary()).cases
+    sandbox = Sandbox(timeout=60)
+    try:
+        for case in cases:
+            assert sandbox.run(case, "numpy") == run(case, registry.get_adapter("numpy"))
+            # the second item of the same case is sent by name only
+            assert sandbox.run(case, "numpy") == run(case, registry.get_adapter("numpy"))
+    finally:
+        sandbox.close()
+    assert sandbox.starts == 1
+    assert sandbox.environments["numpy"]["devices"] == ["cpu"]
+
+
+@pytest.mark.parametrize("code, text", [(-11, "signal SIGSEGV (Segmentation fault)"), (-6, "signal SIGABRT (Aborted)"),
+                                        (-9, "signal SIGKILL (Killed)"), (3, "exit status 3"), (-200, "signal 200")])
+def test_signal_description(code: int, text: str) -> None:
+    assert signal_description(code) == text
