@@ -367,6 +367,12 @@ class Adapter:
 
     # ---- errors
 
+    def error_message(self, exc: BaseException) -> str:
+        """The exception's message as recorded. Adapters replace the parts that differ from
+        one process to the next (generated names, addresses), so that two runs of a case
+        record the same message."""
+        return str(exc).strip()
+
     def classify_error(self, exc: BaseException) -> str:
         text = f"{type(exc).__name__}: {exc}"
         for kind, patterns in self.error_patterns.items():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from typing import Any
 
 from conformance.adapters.base import (
@@ -77,6 +78,9 @@ def _take_along_dim(x: Any, index: Any, dim: int | None = None) -> Any:
     return _paddle().take_along_axis(x, index, axis=dim)
 
 
+_GENERATED_NAME = re.compile(r"generated_tensor_\d+")
+
+
 class PaddleAdapter(Adapter):
     name = "paddle"
     module = "paddle"
@@ -101,6 +105,11 @@ class PaddleAdapter(Adapter):
         "not_contiguous_view": (r"can not be viewed, please call reshape",
                                 r"strides\[-1\] must be 1 to view"),
     }
+
+    def error_message(self, exc: BaseException) -> str:
+        # Paddle names unnamed tensors from a per-process counter ("generated_tensor_189"),
+        # which depends on how many tensors the process made before this case
+        return _GENERATED_NAME.sub("generated_tensor_N", super().error_message(exc))
 
     def load(self) -> None:
         paddle = _paddle()

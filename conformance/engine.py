@@ -173,7 +173,7 @@ class _Runner:
                     raise _NotApplicableAtRun(str(exc)) from None
                 except Exception as exc:  # the framework's behaviour, recorded, not raised
                     record.status = "error"
-                    record.error = ErrorInfo(_qualname(type(exc)), str(exc).strip(),
+                    record.error = ErrorInfo(_qualname(type(exc)), self.adapter.error_message(exc),
                                              self.adapter.classify_error(exc))
                     record.warnings = [f"{w.category.__name__}: {w.message}" for w in caught]
                     self.failed = record

@@ -51,3 +51,31 @@ def test_collecting_the_corpus_imports_no_framework() -> None:
     assert code == "0"
     assert int(count) > 0
     assert heavy == "[]"
+
+
+def test_running_cases_imports_no_framework_into_pytest() -> None:
+    """torch and Paddle items run (and pass) in the sandbox child; the pytest process that
+    collected and reported them never imports either."""
+    out = run_python(f"""
+        import sys, pytest
+
+        class Probe:
+            passed = {{}}
+
+            def pytest_runtest_logreport(self, report):
+                if report.when == "call" and report.passed:
+                    framework = report.nodeid.rsplit("[", 1)[1].rstrip("]")
+                    self.passed[framework] = self.passed.get(framework, 0) + 1
+
+            def pytest_sessionfinish(self, session):
+                self.heavy = sorted(m for m in {HEAVY!r} if m in sys.modules)
+
+        probe = Probe()
+        code = pytest.main(["-q", "-p", "no:cacheprovider", {str(CASES / "views" / "basic.yaml")!r}], plugins=[probe])
+        print("RESULT", int(code), probe.passed.get("torch", 0), probe.passed.get("paddle", 0), probe.heavy)
+    """)
+    line = next(ln for ln in out.splitlines() if ln.startswith("RESULT"))
+    _, code, torch_passed, paddle_passed, heavy = line.split(" ", 4)
+    assert code == "0"
+    assert int(torch_passed) > 0 and int(paddle_passed) > 0
+    assert heavy == "[]"

@@ -1,0 +1,48 @@
+"""Two runs of the whole corpus record the same behaviour: one serial, one with two xdist
+workers (so the items meet different process histories: other cases before them, other
+tensor counters, another sandbox child). Everything but the durations must be equal:
+outcomes, reasons, observations, error messages, the steps, the case information.
+
+What makes it so: every case's RNGs are seeded from its id (engine.case_seed), global state
+is restored after each item (tests/test_isolation.py), and adapters normalise what differs
+from one process to the next in error messages (Paddle's generated tensor names).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def corpus_run(tmp_path: Path, name: str, *args: str) -> dict[str, Any]:
+    path = tmp_path / name
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "cases",
+                           "--conformance-results", str(path), *args],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(path.read_text())
+
+
+def without_durations(data: dict[str, Any]) -> dict[str, Any]:
+    records = {r["nodeid"]: {k: v for k, v in r.items() if k != "duration_s"} for r in data["results"]}
+    return {"results": records, "cases": data["cases"], "environment": data["environment"], "run": data["run"]}
+
+
+def test_two_runs_of_the_corpus_record_the_same_behaviour(tmp_path: Path) -> None:
+    pytest.importorskip("xdist")
+    serial = without_durations(corpus_run(tmp_path, "serial.json"))
+    parallel = without_durations(corpus_run(tmp_path, "parallel.json", "-n", "2"))
+    assert serial["results"].keys() == parallel["results"].keys()
+    differing = [nodeid for nodeid, record in serial["results"].items() if parallel["results"][nodeid] != record]
+    assert not differing, (f"{len(differing)} items differ, e.g. {differing[0]}:\n"
+                           f"{serial['results'][differing[0]]}\n{parallel['results'][differing[0]]}")
+    assert serial == parallel
