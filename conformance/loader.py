@@ -21,10 +21,11 @@ from conformance.model import (
     WarningExpectation,
 )
 from conformance.steps import BLOCKS, names_bound, names_read, operations_of, parse_step
-from conformance.yamlsrc import YList, YMap, location_of, parse
+from conformance.yamlsrc import MAX_FILE_BYTES, YList, YMap, location_of, parse, too_large
 
 MAX_ELEMENTS = 100_000  # per input tensor
 MAX_STEPS = 200
+MAX_DIMS = 32  # per shape; NumPy allows 64, and no case needs more than a few
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 CLAIM_PATTERN = re.compile(r"^S\d-\d\d$")
 NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -68,7 +69,14 @@ def load_file(path: str | Path, vocabulary: Vocabulary, display_path: str | None
     file = display_path or str(path)
     result = LoadResult(file)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        # one byte past the limit is enough to refuse the file: a huge file (or a link to
+        # /dev/zero) is never read whole
+        with open(path, "rb") as stream:
+            data = stream.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            result.errors.append((None, too_large(file)))
+            return result
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         result.errors.append((None, CaseFormatError(Location(file, 1), f"cannot read file: {exc}")))
         return result
@@ -240,7 +248,8 @@ class _CaseReader:
             shape = self.shape(t["shape"], t.where("shape"), what)
             count = math.prod(shape)
             if count > MAX_ELEMENTS:
-                raise self.err(t.where("shape"), f"{what} has {count} elements; at most {MAX_ELEMENTS} are allowed",
+                shown = count if count < 10**18 else "more than 10**18"  # not thousands of digits
+                raise self.err(t.where("shape"), f"{what} has {shown} elements; at most {MAX_ELEMENTS} are allowed",
                                "cases are about semantics: use a small tensor")
             if source == "fill":
                 fill = t["fill"]
@@ -275,6 +284,9 @@ class _CaseReader:
     def shape(self, value: Any, loc: Location, what: str) -> tuple[int, ...]:
         if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
             raise self.err(loc, f"{what}: 'shape' must be a list of non-negative integers", "e.g. shape: [2, 3]")
+        if len(value) > MAX_DIMS:
+            raise self.err(loc, f"{what}: 'shape' has {len(value)} dimensions; at most {MAX_DIMS} are allowed",
+                           "cases are about semantics: use a few dimensions")
         return tuple(value)
 
     def literal(self, value: Any, loc: Location, what: str) -> tuple[Any, tuple[int, ...], set[str]]:
@@ -309,20 +321,17 @@ class _CaseReader:
         if not isinstance(raw, YList) or not raw:
             raise self.err(m.where("steps"), "'steps' must be a non-empty list",
                            "e.g. steps: ['y = x.add_(1)']")
-        defined = set(given)
-        counter = [0]
-        steps = self.step_list(raw, defined, counter)
-        if counter[0] > MAX_STEPS:
-            raise self.err(m.where("steps"), f"a case has at most {MAX_STEPS} steps ({counter[0]} given)",
+        # counted before any step text is parsed, so that a huge list costs no parsing
+        total = _count_steps(raw)
+        if total > MAX_STEPS:
+            raise self.err(m.where("steps"), f"a case has at most {MAX_STEPS} steps ({total} given)",
                            "split it into several cases")
-        return steps
+        return self.step_list(raw, set(given), [0])
 
     def step_list(self, raw: YList, defined: set[str], counter: list[int]) -> list[Step]:
         out = []
         for index, item in enumerate(raw):
             loc = raw.where(index)
-            if counter[0] > MAX_STEPS:
-                break
             if isinstance(item, str):
                 counter[0] += 1
                 step = parse_step(item, counter[0], loc, defined)
@@ -566,6 +575,17 @@ class _CaseReader:
                                did_you_mean(str(stance), CLAIM_STANCES) or f"use one of {', '.join(CLAIM_STANCES)}")
             out[claim] = stance
         return out
+
+
+def _count_steps(raw: Any) -> int:
+    """Step texts in a step list, blocks included (the nesting is bounded by the YAML reader)."""
+    if isinstance(raw, str):
+        return 1
+    if isinstance(raw, YList):
+        return sum(_count_steps(item) for item in raw)
+    if isinstance(raw, YMap):
+        return sum(_count_steps(body) for body in raw.values())
+    return 0
 
 
 def _check_regex(reader: _CaseReader, pattern: Any, loc: Location) -> None:

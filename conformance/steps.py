@@ -18,6 +18,8 @@ from conformance.model import (
 )
 
 MAX_STEP_CHARS = 500
+# the fix for a refused construct that has no more specific one
+STEP_FORMS = "write the step with the accepted forms only (see 'steps' in docs/case-format.md)"
 
 BINARY = {
     ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
@@ -50,9 +52,11 @@ class _Parser:
         if node is not None and getattr(node, "col_offset", None) is not None:
             # point into the step text; the YAML column is where the text starts
             col = self.location.column + node.col_offset
+        # an over-long step is not repeated whole in its own error message
+        shown = self.text if len(self.text) <= MAX_STEP_CHARS else self.text[:60] + "..."
         return CaseFormatError(
             Location(self.location.file, self.location.line, col),
-            f"in step {self.text!r}: {message}", hint,
+            f"in step {shown!r}: {message}", hint or STEP_FORMS,
         )
 
     # ---- statements
@@ -134,7 +138,16 @@ class _Parser:
         if isinstance(node, ast.BinOp):
             if type(node.op) not in BINARY:
                 raise self.fail(node, "this operator is not supported")
-            return PyOp(BINARY[type(node.op)], (self.expr(node.left), self.expr(node.right)))
+            operands = (self.expr(node.left), self.expr(node.right))
+            # Python evaluates these itself, before any framework sees them: '%s' % x formats,
+            # 10 ** 10 ** 10 and [0] * 10 ** 9 would hang or exhaust memory
+            if any(isinstance(o, Const) and isinstance(o.value, str) for o in operands):
+                raise self.fail(node, "a string cannot be an operand of an operator",
+                                "strings are operation arguments only, e.g. x.to('float64')")
+            if all(_constant(o) for o in operands) and BINARY[type(node.op)] not in ("add", "sub"):
+                raise self.fail(node, "an operator between constants is not allowed (no tensor takes part)",
+                                "write the resulting value; only complex literals such as 1.0 + 2.0j combine constants")
+            return PyOp(BINARY[type(node.op)], operands)
         if isinstance(node, ast.Compare):
             if len(node.ops) != 1 or type(node.ops[0]) not in COMPARE:
                 raise self.fail(node, "only one comparison (<, <=, >, >=, ==, !=) is allowed",
@@ -176,6 +189,15 @@ class _Parser:
         if isinstance(node, ast.Tuple):
             return Seq(tuple(self.index(e) for e in node.elts), tuple_=True)
         return self.expr(node)
+
+
+def _constant(expr: Expr) -> bool:
+    """A value written in the step itself, with no tensor or operation in it."""
+    if isinstance(expr, Const):
+        return True
+    if isinstance(expr, Seq):
+        return all(_constant(e) for e in expr.items)
+    return isinstance(expr, PyOp) and all(_constant(a) for a in expr.args)
 
 
 def parse_step(text: str, number: int, location: Location, defined: set[str]) -> Step:

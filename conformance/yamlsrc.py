@@ -3,8 +3,10 @@
 PyYAML's ``SafeLoader`` composes the node graph; we build plain Python values from it
 ourselves so that every mapping key and list item keeps its line, and so that anything
 outside plain data is refused: tags other than the core scalar/map/seq ones (no
-``!!python/...``, ``!!binary``, timestamps, sets), anchors and aliases (which also rules
-out alias bombs), merge keys and duplicate keys.
+``!!python/...``, ``!!binary``, timestamps, sets), aliases (which also rules out alias
+bombs), merge keys and duplicate keys. Nesting deeper than :data:`MAX_DEPTH` and numbers
+written with more than :data:`MAX_NUMBER_CHARS` characters are refused before anything is
+built from them (PyYAML composes recursively, and converts numbers of any length).
 """
 
 from __future__ import annotations
@@ -17,9 +19,12 @@ from yaml.constructor import SafeConstructor
 from conformance.model import CaseFormatError, Location
 
 MAX_FILE_BYTES = 1_000_000
+MAX_DEPTH = 32  # levels of nested mappings and lists; the corpus needs about 10
+MAX_NUMBER_CHARS = 100  # no dtype holds a number that needs more digits than this
 
 _CORE = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_CORE + t for t in ("str", "int", "float", "bool", "null")}
+_NUMBER_TAGS = {_CORE + "int", _CORE + "float"}
 
 
 class YMap(dict):
@@ -46,15 +51,19 @@ def location_of(value: Any, default: Location) -> Location:
     return getattr(value, "location", default)
 
 
+def too_large(file: str) -> CaseFormatError:
+    return CaseFormatError(Location(file, 1), f"file is larger than {MAX_FILE_BYTES} bytes",
+                           "split the cases over several files")
+
+
 def parse(text: str, file: str) -> Any:
     """Parse one YAML document into YMap / YList / scalars, or raise CaseFormatError."""
-    if len(text.encode("utf-8", errors="replace")) > MAX_FILE_BYTES:
-        raise CaseFormatError(
-            Location(file, 1), f"file is larger than {MAX_FILE_BYTES} bytes",
-            "split the cases over several files",
-        )
+    # a character is at least one byte: a text longer than the limit is refused without
+    # making a second, encoded copy of it
+    if len(text) > MAX_FILE_BYTES or len(text.encode("utf-8", errors="replace")) > MAX_FILE_BYTES:
+        raise too_large(file)
     try:
-        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        nodes = _compose(text, file)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -63,7 +72,14 @@ def parse(text: str, file: str) -> Any:
             Location(file, line, col), f"YAML syntax error: {problem}",
             "check indentation and quoting on this line (strings with ': ' or '#' need quotes)",
         ) from None
-    except yaml.YAMLError as exc:  # e.g. reader errors on control characters
+    except yaml.reader.ReaderError as exc:  # control characters, invalid bytes
+        before = text[:exc.position]
+        line, col = before.count("\n") + 1, exc.position - before.rfind("\n")
+        raise CaseFormatError(
+            Location(file, line, col), f"YAML error: unacceptable character #x{exc.character:04x}: "
+            f"{exc.reason}", "remove it, or write it as an escape inside double quotes (\"\\t\")",
+        ) from None
+    except yaml.YAMLError as exc:
         raise CaseFormatError(Location(file, 1), f"YAML error: {exc}", None) from None
     if not nodes:
         raise CaseFormatError(Location(file, 1), "the file is empty", "add a 'cases:' list")
@@ -76,8 +92,49 @@ def parse(text: str, file: str) -> Any:
     return _Builder(file).build(nodes[0])
 
 
-def _loc(file: str, node: yaml.Node) -> Location:
+def _loc(file: str, node: yaml.Node | yaml.Event) -> Location:
     return Location(file, node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _compose(text: str, file: str) -> list[yaml.Node]:
+    """``yaml.compose_all`` with :class:`_Composer`."""
+    composer = _Composer(text, file)
+    try:
+        nodes = []
+        while composer.check_node():
+            nodes.append(composer.get_node())
+        return nodes
+    finally:
+        composer.dispose()
+
+
+class _Composer(yaml.SafeLoader):
+    """``SafeLoader`` composing nodes only, and refusing aliases and deep nesting as it
+    reads, at the place they are written: PyYAML composes recursively, so a few hundred
+    levels of '[' would end in RecursionError."""
+
+    def __init__(self, text: str, file: str) -> None:
+        super().__init__(text)
+        self.file = file
+        self.depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            raise CaseFormatError(
+                _loc(self.file, event), "YAML anchors and aliases (&name / *name) are not allowed in case files",
+                "write the value out in full",
+            )
+        if self.depth >= MAX_DEPTH:
+            raise CaseFormatError(
+                _loc(self.file, event), f"YAML nesting deeper than {MAX_DEPTH} levels",
+                "case files need only a few levels; write a many-dimensional input with 'shape:' and 'fill:'",
+            )
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 class _Builder:
@@ -88,7 +145,7 @@ class _Builder:
 
     def build(self, node: yaml.Node) -> Any:
         loc = _loc(self.file, node)
-        if id(node) in self.seen:
+        if id(node) in self.seen:  # an alias; _Composer refuses them first, where they are written
             raise CaseFormatError(
                 loc, "YAML anchors and aliases (&name / *name) are not allowed in case files",
                 "write the value out in full",
@@ -100,7 +157,18 @@ class _Builder:
                     loc, f"YAML tag {node.tag!r} is not allowed in case files",
                     "use plain numbers, booleans, null and strings; quote values such as dates",
                 )
-            return self.constructor.construct_object(node, deep=True)
+            if node.tag in _NUMBER_TAGS and len(node.value) > MAX_NUMBER_CHARS:
+                raise CaseFormatError(
+                    loc, f"a number written with {len(node.value)} characters (at most {MAX_NUMBER_CHARS})",
+                    "cases use small values that fit their dtype",
+                )
+            try:
+                return self.constructor.construct_object(node, deep=True)
+            except (ValueError, KeyError):  # an explicit core tag on a wrong value: !!int 'abc', !!bool 'maybe'
+                raise CaseFormatError(
+                    loc, f"{node.value[:40]!r} is not a valid {node.tag.removeprefix(_CORE)}",
+                    "remove the explicit tag, or write a value of that type",
+                ) from None
         if isinstance(node, yaml.SequenceNode):
             if node.tag != _CORE + "seq":
                 raise CaseFormatError(loc, f"YAML tag {node.tag!r} is not allowed in case files",
