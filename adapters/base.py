@@ -14,9 +14,12 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import importlib.util
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterator, Mapping
+
+from conformance.model import Generated
 
 Operation = Callable[..., Any]
 
@@ -386,7 +389,13 @@ def numpy_input(spec: Any) -> Any:
     import numpy as np
 
     dtype = spec.dtype if spec.dtype != "bfloat16" else "float32"
-    array = np.array(spec.values, dtype=dtype)
+    if isinstance(spec.values, Generated):  # fill: / arange: (the loader checked the values fit)
+        if spec.values.rule == "fill":
+            array = np.full(math.prod(spec.shape), spec.values.fill, dtype=dtype)
+        else:
+            array = np.arange(math.prod(spec.shape)).astype(dtype)
+    else:
+        array = np.array(spec.values, dtype=dtype)
     if spec.imag is not None:
         array = array + 1j * np.array(spec.imag, dtype=dtype)
         array = array.astype(spec.dtype)

@@ -17,7 +17,7 @@ from typing import Any, Collection, Iterable
 
 from conformance.model import (
     CLAIM_STANCES, DTYPES, ERROR_KINDS, RELATIONS, TENSOR_PROPERTIES, Case, CaseFormatError, ErrorDetail, ErrorExpectation,
-    Expect, ExpectOverride, FrameworkOverride, Location, Step, TensorSpec,
+    Expect, ExpectOverride, FrameworkOverride, Generated, Location, Step, TensorSpec,
     WarningExpectation,
 )
 from conformance.steps import BLOCKS, names_bound, names_read, operations_of, parse_step
@@ -25,6 +25,8 @@ from conformance.yamlsrc import MAX_FILE_BYTES, YList, YMap, location_of, parse,
 
 MAX_ELEMENTS = 100_000  # per input tensor
 MAX_STEPS = 200
+# the largest value of each integer dtype, for arange: (NumPy would refuse it at run time)
+INT_MAX = {"uint8": 2**8 - 1, "int8": 2**7 - 1, "int16": 2**15 - 1, "int32": 2**31 - 1, "int64": 2**63 - 1}
 MAX_DIMS = 32  # per shape; NumPy allows 64, and no case needs more than a few
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 CLAIM_PATTERN = re.compile(r"^S\d-\d\d$")
@@ -255,18 +257,20 @@ class _CaseReader:
                 fill = t["fill"]
                 if not _is_number(fill):
                     raise self.err(t.where("fill"), f"{what}: 'fill' must be a number")
-                flat = [fill] * count
+                values = Generated("fill", fill)
                 kinds = {_number_kind(fill)}
             else:
                 if t["arange"] is not True:
                     raise self.err(t.where("arange"), f"{what}: 'arange' must be true", "arange: true")
-                flat = list(range(count))
+                values = Generated("arange")
                 kinds = {"int"}
-            values = _nest(flat, shape)
         dtype = t["dtype"] if "dtype" in t else _default_dtype(kinds)
         if dtype not in DTYPES:
             raise self.err(t.where("dtype"), f"{what}: unknown dtype {dtype!r}",
                            did_you_mean(str(dtype), DTYPES) or f"use one of {', '.join(DTYPES)}")
+        if isinstance(values, Generated) and values.rule == "arange" and dtype in INT_MAX and count - 1 > INT_MAX[dtype]:
+            raise self.err(t.where("arange"), f"{what}: arange up to {count - 1} does not fit {dtype} "
+                           f"(at most {INT_MAX[dtype]})", "use fewer elements or a wider dtype")
         if imag is not None and not dtype.startswith("complex"):
             raise self.err(t.where("dtype"), f"{what}: 'real'/'imag' need a complex dtype", "dtype: complex64")
         kind = t.get("type", "tensor")
@@ -625,13 +629,6 @@ def _default_dtype(kinds: set[str]) -> str:
     if kinds == {"bool"}:
         return "bool"
     return "int64"
-
-
-def _nest(flat: list, shape: tuple[int, ...]) -> Any:
-    if not shape:
-        return flat[0]
-    step = math.prod(shape[1:]) if len(shape) > 1 else 1
-    return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
 def _plain(v: Any) -> Any:

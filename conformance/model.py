@@ -7,7 +7,7 @@ from YAML and consumed by :mod:`conformance.engine`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Union
+from typing import Any, Mapping, NamedTuple, Union
 
 # Framework-neutral error kinds an expectation can name. Adapters map their exceptions
 # onto these; anything they do not recognise is ``other``.
@@ -37,9 +37,9 @@ DTYPES = (
 )
 
 
-@dataclass(frozen=True)
-class Location:
-    """Where something was written: file, 1-based line and column."""
+class Location(NamedTuple):
+    """Where something was written: file, 1-based line and column. A named tuple, not a
+    dataclass: the reader makes one for every value of every case file."""
 
     file: str
     line: int
@@ -71,11 +71,21 @@ class CaseFormatError(Exception):
 
 
 @dataclass(frozen=True)
+class Generated:
+    """Values written as a rule (``fill: 0.5`` or ``arange: true``) rather than listed: kept
+    as the rule, so that a 10^5-element input costs nothing to load, pickle or hold until
+    an adapter makes it (``numpy_input``)."""
+
+    rule: str  # "fill" or "arange"
+    fill: Any = None  # the value, for "fill"
+
+
+@dataclass(frozen=True)
 class TensorSpec:
     """One named input under ``given``."""
 
     name: str
-    values: Any  # nested lists of numbers (already expanded from data/fill/arange)
+    values: Any  # nested lists of numbers (data:, real:), or the Generated rule (fill:, arange:)
     dtype: str
     shape: tuple[int, ...]
     requires_grad: bool = False

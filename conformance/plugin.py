@@ -6,6 +6,7 @@ Importing this module imports no framework.
 
 from __future__ import annotations
 
+import gc
 import signal
 import threading
 from pathlib import Path
@@ -78,6 +79,23 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         del config.stash[results_key]
         recorder.restore_sigterm()
         config.pluginmanager.unregister(recorder)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, Any, Any]:
+    # Collection makes millions of small objects (YAML values, cases, items) that live for
+    # the whole session; CPython's cyclic GC would traverse all of them again and again,
+    # which made collecting 10,000 cases take 2.5 times as long. Collect without it, then
+    # move what was collected out of the GC's sight (gc.freeze), so that the items' runs do
+    # not traverse it either.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        if enabled:
+            gc.freeze()
+            gc.enable()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -1,12 +1,14 @@
 """Safe YAML reading that remembers where every value was written.
 
-PyYAML's ``SafeLoader`` composes the node graph; we build plain Python values from it
-ourselves so that every mapping key and list item keeps its line, and so that anything
-outside plain data is refused: tags other than the core scalar/map/seq ones (no
-``!!python/...``, ``!!binary``, timestamps, sets), aliases (which also rules out alias
-bombs), merge keys and duplicate keys. Nesting deeper than :data:`MAX_DEPTH` and numbers
-written with more than :data:`MAX_NUMBER_CHARS` characters are refused before anything is
-built from them (PyYAML composes recursively, and converts numbers of any length).
+libyaml's parser (in C, through PyYAML; PyYAML's own Python parser where PyYAML was built
+without libyaml) gives the events, and we build plain Python values from them ourselves, so
+that every mapping key and list item keeps its line, and so that anything outside plain
+data is refused: tags other than the core scalar/map/seq ones (no ``!!python/...``,
+``!!binary``, timestamps, sets), aliases (which also rules out alias bombs), merge keys and
+duplicate keys. Nesting deeper than :data:`MAX_DEPTH` and numbers written with more than
+:data:`MAX_NUMBER_CHARS` characters are refused before anything is built from them.
+PyYAML's composer and its node objects are skipped: reading the YAML is most of the cost
+of collecting a case file.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def parse(text: str, file: str) -> Any:
     if len(text) > MAX_FILE_BYTES or len(text.encode("utf-8", errors="replace")) > MAX_FILE_BYTES:
         raise too_large(file)
     try:
-        nodes = _compose(text, file)
+        documents = _read_events(text, file)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -81,128 +83,196 @@ def parse(text: str, file: str) -> Any:
         ) from None
     except yaml.YAMLError as exc:
         raise CaseFormatError(Location(file, 1), f"YAML error: {exc}", None) from None
-    if not nodes:
+    if not documents:
         raise CaseFormatError(Location(file, 1), "the file is empty", "add a 'cases:' list")
-    if len(nodes) > 1:
-        loc = _loc(file, nodes[1])
+    if len(documents) > 1:
         raise CaseFormatError(
-            loc, "more than one YAML document ('---') in a case file",
+            _loc(file, documents[1][0]), "more than one YAML document ('---') in a case file",
             "put all cases of the file in the one 'cases:' list",
         )
-    return _Builder(file).build(nodes[0])
+    return _Builder(file, documents[0]).build()
 
 
-def _loc(file: str, node: yaml.Node | yaml.Event) -> Location:
-    return Location(file, node.start_mark.line + 1, node.start_mark.column + 1)
+def _loc(file: str, event: yaml.Event) -> Location:
+    return Location(file, event.start_mark.line + 1, event.start_mark.column + 1)
 
 
-def _compose(text: str, file: str) -> list[yaml.Node]:
-    """``yaml.compose_all`` with :class:`_Composer`."""
-    composer = _Composer(text, file)
+try:  # libyaml's parser, in C: reading the events is most of the cost of a case file
+    from yaml._yaml import CParser as _EventParser
+except ImportError:  # PyYAML built without libyaml: the same events, in Python
+    from yaml.parser import Parser as _PythonParser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class _EventParser(Reader, Scanner, _PythonParser):  # type: ignore[no-redef]
+        def __init__(self, text: str) -> None:
+            Reader.__init__(self, text)
+            Scanner.__init__(self)
+            _PythonParser.__init__(self)
+
+        def dispose(self) -> None:
+            pass
+
+
+def _read_events(text: str, file: str) -> list[list[yaml.Event]]:
+    """The node events of each document. Aliases and nesting deeper than MAX_DEPTH are
+    refused as they are read, where they are written (before a later syntax error), so
+    that nothing is ever built from them."""
+    parser = _EventParser(text)
+    documents: list[list[yaml.Event]] = []
+    events: list[yaml.Event] = []
+    depth = 0
     try:
-        nodes = []
-        while composer.check_node():
-            nodes.append(composer.get_node())
-        return nodes
+        while True:
+            event = parser.get_event()
+            kind = type(event)
+            if kind is yaml.ScalarEvent:
+                if depth >= MAX_DEPTH:
+                    raise _too_deep(file, event)
+                events.append(event)
+            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                if depth >= MAX_DEPTH:
+                    raise _too_deep(file, event)
+                depth += 1
+                events.append(event)
+            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                depth -= 1
+                events.append(event)
+            elif kind is yaml.AliasEvent:
+                raise CaseFormatError(
+                    _loc(file, event), "YAML anchors and aliases (&name / *name) are not allowed in case files",
+                    "write the value out in full",
+                )
+            elif kind is yaml.DocumentStartEvent:
+                events = []
+            elif kind is yaml.DocumentEndEvent:
+                documents.append(events)
+            elif event is None or kind is yaml.StreamEndEvent:
+                return documents
     finally:
-        composer.dispose()
+        parser.dispose()
 
 
-class _Composer(yaml.SafeLoader):
-    """``SafeLoader`` composing nodes only, and refusing aliases and deep nesting as it
-    reads, at the place they are written: PyYAML composes recursively, so a few hundred
-    levels of '[' would end in RecursionError."""
+def _too_deep(file: str, event: yaml.Event) -> CaseFormatError:
+    return CaseFormatError(
+        _loc(file, event), f"YAML nesting deeper than {MAX_DEPTH} levels",
+        "case files need only a few levels; write a many-dimensional input with 'shape:' and 'fill:'",
+    )
 
-    def __init__(self, text: str, file: str) -> None:
-        super().__init__(text)
-        self.file = file
-        self.depth = 0
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent):
-            raise CaseFormatError(
-                _loc(self.file, event), "YAML anchors and aliases (&name / *name) are not allowed in case files",
-                "write the value out in full",
-            )
-        if self.depth >= MAX_DEPTH:
-            raise CaseFormatError(
-                _loc(self.file, event), f"YAML nesting deeper than {MAX_DEPTH} levels",
-                "case files need only a few levels; write a many-dimensional input with 'shape:' and 'fill:'",
-            )
-        self.depth += 1
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
+_SEQ, _MAP, _STR, _MERGE = _CORE + "seq", _CORE + "map", _CORE + "str", _CORE + "merge"
+_RESOLVER = yaml.resolver.Resolver()
+_CONSTRUCTOR = SafeConstructor()
+# plain scalar text -> its resolved tag, and (tag, text) -> its value: immutable results
+# (str tags; int, float, bool, None values), so shared by every file, up to _CACHE_LIMIT
+_PLAIN_TAGS: dict[str, str] = {}
+_VALUES: dict[tuple[str, str], Any] = {}
+_CACHE_LIMIT = 50_000
 
 
 class _Builder:
-    def __init__(self, file: str) -> None:
-        self.file = file
-        self.seen: set[int] = set()
-        self.constructor = SafeConstructor()
+    """Plain values from one document's events, each collection remembering where it and
+    its keys or items were written."""
 
-    def build(self, node: yaml.Node) -> Any:
-        loc = _loc(self.file, node)
-        if id(node) in self.seen:  # an alias; _Composer refuses them first, where they are written
-            raise CaseFormatError(
-                loc, "YAML anchors and aliases (&name / *name) are not allowed in case files",
-                "write the value out in full",
-            )
-        self.seen.add(id(node))
-        if isinstance(node, yaml.ScalarNode):
-            if node.tag not in _SCALAR_TAGS:
-                raise CaseFormatError(
-                    loc, f"YAML tag {node.tag!r} is not allowed in case files",
-                    "use plain numbers, booleans, null and strings; quote values such as dates",
-                )
-            if node.tag in _NUMBER_TAGS and len(node.value) > MAX_NUMBER_CHARS:
-                raise CaseFormatError(
-                    loc, f"a number written with {len(node.value)} characters (at most {MAX_NUMBER_CHARS})",
-                    "cases use small values that fit their dtype",
-                )
-            try:
-                return self.constructor.construct_object(node, deep=True)
-            except (ValueError, KeyError):  # an explicit core tag on a wrong value: !!int 'abc', !!bool 'maybe'
-                raise CaseFormatError(
-                    loc, f"{node.value[:40]!r} is not a valid {node.tag.removeprefix(_CORE)}",
-                    "remove the explicit tag, or write a value of that type",
-                ) from None
-        if isinstance(node, yaml.SequenceNode):
-            if node.tag != _CORE + "seq":
-                raise CaseFormatError(loc, f"YAML tag {node.tag!r} is not allowed in case files",
-                                      "remove the tag")
-            out = YList(self.build(item) for item in node.value)
+    def __init__(self, file: str, events: list[yaml.Event]) -> None:
+        self.file = file
+        self.events = events
+        self.next = 0  # index of the next event to build from
+
+    def build(self) -> Any:
+        event = self.events[self.next]
+        self.next += 1
+        kind = type(event)
+        if kind is yaml.ScalarEvent:
+            return self.scalar(event)
+        loc = _loc(self.file, event)
+        if kind is yaml.SequenceStartEvent:
+            self.check_tag(event, _SEQ, loc)
+            out = YList()
             out.location = loc
-            out.item_locations = [_loc(self.file, item) for item in node.value]
+            out.item_locations = []
+            while type(self.events[self.next]) is not yaml.SequenceEndEvent:
+                out.item_locations.append(_loc(self.file, self.events[self.next]))
+                out.append(self.build())
+            self.next += 1
             return out
-        if isinstance(node, yaml.MappingNode):
-            if node.tag != _CORE + "map":
-                raise CaseFormatError(loc, f"YAML tag {node.tag!r} is not allowed in case files",
-                                      "remove the tag")
-            out_map = YMap()
-            out_map.location = loc
-            out_map.key_locations = {}
-            for key_node, value_node in node.value:
-                key_loc = _loc(self.file, key_node)
-                if key_node.tag == _CORE + "merge":
-                    raise CaseFormatError(key_loc, "YAML merge keys ('<<') are not allowed",
-                                          "write the keys out in full")
-                if not isinstance(key_node, yaml.ScalarNode):
-                    raise CaseFormatError(key_loc, "mapping keys must be plain strings",
-                                          "use a plain word as the key")
-                self.build(key_node)  # refuses tags and aliases on keys too
-                # The key's text as written: YAML 1.1 would turn keys such as 'on' into
-                # booleans, and no key of the case format is anything but a name.
-                key = key_node.value
-                if key in out_map:
-                    first = out_map.key_locations[key]
-                    raise CaseFormatError(
-                        key_loc, f"duplicate key {key!r} (first at line {first.line})",
-                        "remove or rename one of them",
-                    )
-                out_map.key_locations[key] = key_loc
-                out_map[key] = self.build(value_node)
-            return out_map
-        raise CaseFormatError(loc, "unsupported YAML node", None)  # pragma: no cover
+        self.check_tag(event, _MAP, loc)
+        out_map = YMap()
+        out_map.location = loc
+        out_map.key_locations = {}
+        while type(self.events[self.next]) is not yaml.MappingEndEvent:
+            key_event = self.events[self.next]
+            key_loc = _loc(self.file, key_event)
+            if type(key_event) is not yaml.ScalarEvent:
+                raise CaseFormatError(key_loc, "mapping keys must be plain strings", "use a plain word as the key")
+            if self.tag(key_event) == _MERGE:
+                raise CaseFormatError(key_loc, "YAML merge keys ('<<') are not allowed", "write the keys out in full")
+            self.build()  # refuses tags and overlong numbers on keys too
+            # The key's text as written: YAML 1.1 would turn keys such as 'on' into
+            # booleans, and no key of the case format is anything but a name.
+            key = key_event.value
+            if key in out_map:
+                first = out_map.key_locations[key]
+                raise CaseFormatError(
+                    key_loc, f"duplicate key {key!r} (first at line {first.line})",
+                    "remove or rename one of them",
+                )
+            out_map.key_locations[key] = key_loc
+            out_map[key] = self.build()
+        self.next += 1
+        return out_map
+
+    @staticmethod
+    def tag(event: yaml.Event) -> str:
+        """The event's tag, resolved as PyYAML's composer does for untagged values."""
+        tag = event.tag
+        if tag is None or tag == "!":
+            if type(event) is yaml.ScalarEvent:
+                if event.implicit[0]:  # plain: the same text always resolves the same way
+                    resolved = _PLAIN_TAGS.get(event.value)
+                    if resolved is None:
+                        if len(_PLAIN_TAGS) > _CACHE_LIMIT:
+                            _PLAIN_TAGS.clear()
+                        resolved = _PLAIN_TAGS[event.value] = _RESOLVER.resolve(yaml.ScalarNode, event.value,
+                                                                                 event.implicit)
+                    return resolved
+                return _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit)
+            node = yaml.SequenceNode if type(event) is yaml.SequenceStartEvent else yaml.MappingNode
+            return _RESOLVER.resolve(node, None, event.implicit)
+        return tag
+
+    def check_tag(self, event: yaml.Event, allowed: str, loc: Location) -> None:
+        tag = self.tag(event)
+        if tag != allowed:
+            raise CaseFormatError(loc, f"YAML tag {tag!r} is not allowed in case files", "remove the tag")
+
+    def scalar(self, event: yaml.ScalarEvent) -> Any:
+        tag = self.tag(event)
+        value = event.value
+        if tag == _STR:
+            return value
+        if tag not in _SCALAR_TAGS:
+            raise CaseFormatError(
+                _loc(self.file, event), f"YAML tag {tag!r} is not allowed in case files",
+                "use plain numbers, booleans, null and strings; quote values such as dates",
+            )
+        if tag in _NUMBER_TAGS and len(value) > MAX_NUMBER_CHARS:
+            raise CaseFormatError(
+                _loc(self.file, event), f"a number written with {len(value)} characters (at most {MAX_NUMBER_CHARS})",
+                "cases use small values that fit their dtype",
+            )
+        key = (tag, value)
+        if key in _VALUES:  # numbers, booleans and nulls repeat: 0.0, 1.0, true, ...
+            return _VALUES[key]
+        node = yaml.ScalarNode(tag, value, event.start_mark, event.end_mark, style=event.style)
+        try:
+            constructed = _CONSTRUCTOR.construct_object(node, deep=True)
+            if len(_VALUES) > _CACHE_LIMIT:
+                _VALUES.clear()
+            _VALUES[key] = constructed
+            return constructed
+        except (ValueError, KeyError):  # an explicit core tag on a wrong value: !!int 'abc', !!bool 'maybe'
+            raise CaseFormatError(
+                _loc(self.file, event), f"{value[:40]!r} is not a valid {tag.removeprefix(_CORE)}",
+                "remove the explicit tag, or write a value of that type",
+            ) from None

@@ -8,7 +8,8 @@ import textwrap
 import pytest
 
 from conformance.loader import Vocabulary, load_text
-from conformance.model import Case, NameTarget, Op
+from conformance.adapters.base import numpy_input
+from conformance.model import Case, Generated, NameTarget, Op
 
 VOCAB = Vocabulary(
     frameworks=("numpy", "torch", "paddle"),
@@ -99,9 +100,28 @@ def test_fill_and_arange_inputs_expand() -> None:
             expect: {values: {y: [[1.5, 1.5], [1.5, 1.5]]}}
         """).cases
     z, r, c = case.given
-    assert z.values == [[1.5, 1.5], [1.5, 1.5]] and z.dtype == "float32"
-    assert r.values == [[0, 1, 2], [3, 4, 5]] and r.dtype == "float64"
+    # fill and arange stay rules until an adapter makes the input
+    assert z.values == Generated("fill", 1.5) and z.shape == (2, 2) and z.dtype == "float32"
+    assert r.values == Generated("arange") and r.shape == (2, 3) and r.dtype == "float64"
     assert c.imag == [2.0]
+    assert numpy_input(z).tolist() == [[1.5, 1.5], [1.5, 1.5]] and numpy_input(z).dtype == "float32"
+    assert numpy_input(r).tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and numpy_input(r).dtype == "float64"
+
+
+def test_an_arange_that_does_not_fit_its_dtype_is_refused() -> None:
+    result = load("""\
+        cases:
+          - id: a.b
+            title: t
+            given:
+              x: {shape: [300], arange: true, dtype: uint8}
+            steps: ["y = x.clone()"]
+            expect: {values: {y: [1]}}
+        """)
+    (_, error), = result.errors
+    assert error.location.line == 5
+    assert error.message == "input 'x': arange up to 299 does not fit uint8 (at most 255)"
+    assert error.hint == "use fewer elements or a wider dtype"
 
 
 # --------------------------------------------------------------------------- messages
