@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
+import gc
 import os
 import pickle
 import signal
@@ -268,6 +269,9 @@ def serve(fd: int) -> None:
             except Exception as exc:  # e.g. an import error inside the framework
                 _send(conn, ("unavailable", f"{message[1]} could not be set up: {type(exc).__name__}: {exc}"))
                 continue
+            # the framework's modules live as long as the process: out of the cyclic GC's
+            # sight, so that collections during the items do not traverse them again
+            gc.freeze()
             _send(conn, ("ready", {"version": adapter.version(), "devices": adapter.devices()}))
             continue
         _, case_id, payload, framework = message

@@ -10,6 +10,7 @@ must define. Names starting with ``_`` (and so every dunder) are refused outrigh
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Iterable
 
 from conformance.model import (
@@ -66,7 +67,7 @@ class _Parser:
             raise self.fail(None, f"a step is at most {MAX_STEP_CHARS} characters",
                             "split it into several steps")
         try:
-            module = ast.parse(self.text, mode="exec")
+            module = _parse_python(self.text)
         except SyntaxError as exc:
             raise self.fail(None, f"not a valid step: {exc.msg}",
                             "write one Python-like statement, e.g. 'y = x.add_(1)'") from None
@@ -189,6 +190,13 @@ class _Parser:
         if isinstance(node, ast.Tuple):
             return Seq(tuple(self.index(e) for e in node.elts), tuple_=True)
         return self.expr(node)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_python(text: str) -> ast.Module:
+    """``ast.parse``, once per distinct step text: steps such as 'y = x.clone()' recur across
+    a corpus, and parsing is most of a step's cost. The tree is only read, never changed."""
+    return ast.parse(text, mode="exec")
 
 
 def _constant(expr: Expr) -> bool:

@@ -163,11 +163,12 @@ def _too_deep(file: str, event: yaml.Event) -> CaseFormatError:
 _SEQ, _MAP, _STR, _MERGE = _CORE + "seq", _CORE + "map", _CORE + "str", _CORE + "merge"
 _RESOLVER = yaml.resolver.Resolver()
 _CONSTRUCTOR = SafeConstructor()
-# plain scalar text -> its resolved tag, and (tag, text) -> its value: immutable results
-# (str tags; int, float, bool, None values), so shared by every file, up to _CACHE_LIMIT
-_PLAIN_TAGS: dict[str, str] = {}
-_VALUES: dict[tuple[str, str], Any] = {}
+# plain untagged scalar text -> (its value,): the same text always resolves to the same
+# immutable value (str, int, float, bool, None), so the values are shared by every file,
+# for texts up to _CACHED_TEXT_CHARS long, up to _CACHE_LIMIT texts
+_PLAIN_VALUES: dict[str, tuple[Any]] = {}
 _CACHE_LIMIT = 50_000
+_CACHED_TEXT_CHARS = 100
 
 
 class _Builder:
@@ -184,6 +185,10 @@ class _Builder:
         self.next += 1
         kind = type(event)
         if kind is yaml.ScalarEvent:
+            if event.tag is None and event.implicit[0]:  # plain and untagged: most values
+                known = _PLAIN_VALUES.get(event.value)
+                if known is not None:
+                    return known[0]
             return self.scalar(event)
         loc = _loc(self.file, event)
         if kind is yaml.SequenceStartEvent:
@@ -228,14 +233,6 @@ class _Builder:
         tag = event.tag
         if tag is None or tag == "!":
             if type(event) is yaml.ScalarEvent:
-                if event.implicit[0]:  # plain: the same text always resolves the same way
-                    resolved = _PLAIN_TAGS.get(event.value)
-                    if resolved is None:
-                        if len(_PLAIN_TAGS) > _CACHE_LIMIT:
-                            _PLAIN_TAGS.clear()
-                        resolved = _PLAIN_TAGS[event.value] = _RESOLVER.resolve(yaml.ScalarNode, event.value,
-                                                                                 event.implicit)
-                    return resolved
                 return _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit)
             node = yaml.SequenceNode if type(event) is yaml.SequenceStartEvent else yaml.MappingNode
             return _RESOLVER.resolve(node, None, event.implicit)
@@ -250,6 +247,7 @@ class _Builder:
         tag = self.tag(event)
         value = event.value
         if tag == _STR:
+            _remember(event, value)
             return value
         if tag not in _SCALAR_TAGS:
             raise CaseFormatError(
@@ -261,18 +259,21 @@ class _Builder:
                 _loc(self.file, event), f"a number written with {len(value)} characters (at most {MAX_NUMBER_CHARS})",
                 "cases use small values that fit their dtype",
             )
-        key = (tag, value)
-        if key in _VALUES:  # numbers, booleans and nulls repeat: 0.0, 1.0, true, ...
-            return _VALUES[key]
         node = yaml.ScalarNode(tag, value, event.start_mark, event.end_mark, style=event.style)
         try:
             constructed = _CONSTRUCTOR.construct_object(node, deep=True)
-            if len(_VALUES) > _CACHE_LIMIT:
-                _VALUES.clear()
-            _VALUES[key] = constructed
-            return constructed
         except (ValueError, KeyError):  # an explicit core tag on a wrong value: !!int 'abc', !!bool 'maybe'
             raise CaseFormatError(
                 _loc(self.file, event), f"{value[:40]!r} is not a valid {tag.removeprefix(_CORE)}",
                 "remove the explicit tag, or write a value of that type",
             ) from None
+        _remember(event, constructed)
+        return constructed
+
+
+def _remember(event: yaml.ScalarEvent, value: Any) -> None:
+    """Cache the value of a short plain untagged scalar (after every check passed)."""
+    if event.tag is None and event.implicit[0] and len(event.value) <= _CACHED_TEXT_CHARS:
+        if len(_PLAIN_VALUES) > _CACHE_LIMIT:
+            _PLAIN_VALUES.clear()
+        _PLAIN_VALUES[event.value] = (value,)

@@ -136,3 +136,19 @@ def test_unobservable_property_is_recorded_not_compared() -> None:
     outcome = run(c, NumpyAdapter())
     assert outcome.verdict == PASS
     assert outcome.unobservable == ["version_change of y: numpy has no version change"]
+
+
+def test_layout_overlap_is_exact_for_strided_and_fast_for_dense_layouts() -> None:
+    from conformance.adapters.base import Layout, layouts_overlap
+
+    def layout(ptr: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> Layout:
+        return Layout(ptr, shape, strides, 4, None)
+
+    whole = layout(0, (300, 300), (1200, 4))
+    assert layouts_overlap(whole, whole)  # dense and dense: decided by the bounds
+    assert layouts_overlap(whole, layout(1196, (300,), (-4,)))  # a flipped row inside it
+    assert not layouts_overlap(layout(0, (4,), (8,)), layout(4, (4,), (8,)))  # x[::2] and x[1::2]
+    # bounds intersect, but the strided one's elements (bytes 0-3 and 100-103) miss the
+    # dense one's (10-49): no shared byte
+    assert not layouts_overlap(layout(0, (2,), (100,)), layout(12, (10,), (4,)))
+    assert layouts_overlap(layout(0, (2,), (100,)), layout(96, (2,), (4,)))

@@ -1,0 +1,312 @@
+"""Per-item overhead of the suite against a plain pytest baseline generated from the corpus.
+
+    python benchmarks/baseline.py [--frameworks numpy,torch,paddle] [--repeat 3] [--keep DIR]
+
+For each framework, every corpus case that runs on it becomes one plain pytest test
+function in a generated module: the same inputs, the same framework calls in the same
+order (each operation is the adapter's callable for its key, called directly, so the calls
+are identical), and an assertion per expectation with the adapter's probes (values, dtype,
+shape, grad, requires_grad, is_leaf, version counters, memory overlap, identity, the error
+and the warning). No YAML, no engine, no plugin, no sandbox, no isolation: straight-line
+Python, as a person would write the tests by hand.
+
+Then, side by side and --repeat times each, in fresh processes from the repository root:
+
+- suite:    python -m pytest cases -q -p no:cacheprovider --frameworks FW
+- baseline: python -m pytest baseline_FW.py -q -p no:cacheprovider -p no:conformance
+
+Both include interpreter start, pytest start and the framework's import. The suite runs
+the whole corpus for the framework (its not-applicable and skipped items included: that
+is the run a user makes); the baseline only the items that run and pass. A third run,
+"tuned", is the baseline with ``gc.freeze()`` after the framework's import, as the suite's
+sandbox child does after each framework's import: without it CPython's cyclic GC keeps
+traversing torch's and Paddle's objects while pytest runs, and the plain baseline is slower
+than the suite. Printed: medians, the ratios, and the overhead per item that ran against
+the tuned baseline, in microseconds. The suite also does work the baseline does not (the
+behavioural write probe besides the metadata probe, state isolation, per-case seeding,
+the round trip to the sandbox), all counted as overhead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from conformance import registry
+from conformance.engine import PASS, PY_OPERATORS, not_applicable, run
+from conformance.loader import load_file
+from conformance.model import AttrTarget, Case, Const, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def literal(value: Any) -> str:
+    """Python source for a plain value (nan and inf included)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({str(value)!r})"
+    if isinstance(value, list):
+        return "[" + ", ".join(literal(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + "".join(literal(v) + ", " for v in value) + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def expr(e: Any) -> str:
+    if e is None:
+        return "None"
+    if isinstance(e, Ref):
+        return e.name
+    if isinstance(e, Const):
+        return literal(e.value)
+    if isinstance(e, Seq):
+        inner = ", ".join(expr(i) for i in e.items)
+        return f"({inner}{',' if len(e.items) == 1 else ''})" if e.tuple_ else f"[{inner}]"
+    if isinstance(e, SliceExpr):
+        return f"slice({expr(e.start)}, {expr(e.stop)}, {expr(e.step)})"
+    if isinstance(e, PyOp):
+        return f"operator.{PY_OPERATORS[e.op].__name__}({', '.join(expr(a) for a in e.args)})"
+    assert isinstance(e, Op)
+    args = [expr(a) for a in e.args] + [f"{k}={expr(v)}" for k, v in e.kwargs]
+    return f"OPS[{e.key!r}]({', '.join(args)})"
+
+
+def statement(step: Step) -> list[str]:
+    if step.kind == "expr":
+        return [expr(step.value)]
+    if step.kind == "assign":
+        value = expr(step.value)
+        if len(step.targets) > 1:
+            return [", ".join(t.name for t in step.targets) + f" = {value}"]
+        return assign(step.targets[0], value)
+    target, op = step.targets[0], f"operator.{PY_OPERATORS[str(step.aug_op)].__name__}"
+    if isinstance(target, NameTarget):
+        return [f"{target.name} = {op}({target.name}, {expr(step.value)})"]
+    if isinstance(target, ItemTarget):
+        obj, index = expr(target.obj), expr(target.index)
+        return [f"operator.setitem({obj}, {index}, {op}(operator.getitem({obj}, {index}), {expr(step.value)}))"]
+    assert isinstance(target, AttrTarget)
+    obj = expr(target.obj)
+    return [f"OPS['setattr:{target.attr}']({obj}, {op}(OPS['attr:{target.attr}']({obj}), {expr(step.value)}))"]
+
+
+def assign(target: Any, value: str) -> list[str]:
+    if isinstance(target, NameTarget):
+        return [f"{target.name} = {value}"]
+    if isinstance(target, ItemTarget):
+        return [f"operator.setitem({expr(target.obj)}, {expr(target.index)}, {value})"]
+    return [f"OPS['setattr:{target.attr}']({expr(target.obj)}, {value})"]
+
+
+class Writer:
+    """The body of one test function."""
+
+    def __init__(self, case: Case, framework: str) -> None:
+        self.case, self.expect = case, case.expect_for(framework)
+        self.lines: list[str] = []
+        self.versions = set(self.expect.properties.get("version_change", {}))
+        self.seen: set[str] = set()
+
+    def emit(self, text: str, indent: int) -> None:
+        self.lines.append("    " * indent + text)
+
+    def note_bound(self, names: list[str], indent: int) -> None:
+        for name in names:  # the version a name had when it first appeared
+            if name in self.versions and name not in self.seen:
+                self.seen.add(name)
+                self.emit(f"v_{name} = ADAPTER.version_of({name})", indent)
+
+    def steps(self, steps: tuple[Step, ...], indent: int) -> bool:
+        """Emit the steps; False once the expected error was raised (the rest do not run)."""
+        error, warning = self.expect.error, self.expect.warning
+        for step in steps:
+            if step.kind == "block":
+                self.emit(f"with OPS['block:{step.block}']():", indent)
+                if not self.steps(step.body, indent + 1):
+                    return False
+                continue
+            body = statement(step)
+            if error is not None and error.at == step.number:
+                self.emit("with pytest.raises(Exception):", indent)
+                for line in body:
+                    self.emit(line, indent + 1)
+                return False
+            if warning is not None and warning.at == step.number:
+                self.emit("with warnings.catch_warnings(record=True) as caught:", indent)
+                self.emit("warnings.simplefilter('always')", indent + 1)
+                for line in body:
+                    self.emit(line, indent + 1)
+                self.emit(f"assert any(re.search({warning.match!r}, f'{{w.category.__name__}}: {{w.message}}') "
+                          "for w in caught)", indent)
+            else:
+                for line in body:
+                    self.emit(line, indent)
+            self.note_bound([t.name for t in step.targets if isinstance(t, NameTarget)], indent)
+        return True
+
+    def checks(self) -> None:
+        unobservable = ADAPTERS[self.case_framework].unobservable
+        for prop, entries in self.expect.properties.items():
+            if prop in unobservable:
+                continue
+            for name, expected in entries.items():
+                e = literal(expected)
+                check = {
+                    "values": f"assert values_match(ADAPTER.to_numpy({name}), {e})",
+                    "grad": (f"assert ADAPTER.grad({name}) is None" if expected is None else
+                             f"assert values_match(ADAPTER.to_numpy(ADAPTER.grad({name})), {e})"),
+                    "dtype": f"assert ADAPTER.dtype_name({name}) == {e}",
+                    "shape": f"assert list(ADAPTER.shape_of({name})) == {e}",
+                    "requires_grad": f"assert ADAPTER.requires_grad({name}) == {e}",
+                    "is_leaf": f"assert ADAPTER.is_leaf({name}) == {e}",
+                    "version_change": f"assert ADAPTER.version_of({name}) - v_{name} == {e}",
+                }[prop]
+                self.emit(check, 1)
+        for relation, pairs in self.expect.relations.items():
+            for (a, b), expected in pairs.items():
+                self.emit({
+                    "same_object": f"assert ({a} is {b}) == {expected}",
+                    "same_storage": f"assert ADAPTER.same_allocation({a}, {b}) == {expected}",
+                    "shares_memory": f"assert ADAPTER.overlaps({a}, {b}) == {expected}",
+                }[relation], 1)
+
+    def function(self, number: int, framework: str) -> str:
+        self.case_framework = framework
+        self.emit(f"def test_{number:04d}_{re.sub(r'[^a-z0-9_]', '_', self.case.id)}():", 0)
+        for spec in self.case.given:
+            self.emit(f"{spec.name} = ADAPTER.make_input({spec_source(spec)}, 'cpu')", 1)
+        self.note_bound([spec.name for spec in self.case.given], 1)
+        self.steps(self.case.steps, 1)
+        self.checks()
+        return "\n".join(self.lines) + "\n"
+
+
+def spec_source(spec: Any) -> str:
+    return (f"TensorSpec({spec.name!r}, {literal(spec.values) if not hasattr(spec.values, 'rule') else repr(spec.values)}, "
+            f"{spec.dtype!r}, {spec.shape!r}, requires_grad={spec.requires_grad}, kind={spec.kind!r}, "
+            f"writeable={spec.writeable}, imag={literal(spec.imag)})")
+
+
+ADAPTERS: dict[str, Any] = {}
+PRELUDE = '''\
+"""Generated by benchmarks/baseline.py from the corpus: plain pytest tests for {framework}."""
+import gc
+import operator
+import os
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+from conformance.adapters.{module} import {cls}
+from conformance.model import Generated, TensorSpec
+
+ADAPTER = {cls}()
+ADAPTER.setup()
+OPS = ADAPTER.ops
+if os.environ.get("BASELINE_GC_FREEZE"):  # the tuned variant: what the suite does after collection
+    gc.freeze()
+
+
+def values_match(observed, expected):
+    if isinstance(expected, dict):
+        expected = np.array(expected["real"]) + 1j * np.array(expected["imag"])
+    expected = np.asarray(expected)
+    if observed.shape != expected.shape:
+        return False
+    if observed.dtype.kind in "fc" or expected.dtype.kind in "fc":
+        return bool(np.allclose(observed.astype(complex if observed.dtype.kind == "c" else float), expected,
+                                rtol=1e-5, atol=1e-6, equal_nan=True))
+    return bool(np.array_equal(observed, expected))
+
+'''
+
+
+def generate(cases: list[Case], framework: str) -> tuple[str, int]:
+    adapter = registry.get_adapter(framework)
+    ADAPTERS[framework] = adapter
+    cls = type(adapter)
+    source = PRELUDE.format(framework=framework, module=cls.__module__.rsplit(".", 1)[1], cls=cls.__name__)
+    count = 0
+    for case in cases:
+        # the items that run and pass here (known divergences included): decided by running
+        # them once with the engine, at generation, which is not timed
+        if not_applicable(case, adapter) is not None or run(case, adapter).verdict != PASS:
+            continue
+        count += 1
+        source += "\n\n" + Writer(case, framework).function(count, framework)
+    return source, count
+
+
+def corpus() -> list[Case]:
+    vocabulary = registry.vocabulary()
+    cases: list[Case] = []
+    for path in sorted((ROOT / "cases").rglob("*.yaml")):
+        cases += load_file(path, vocabulary, display_path=str(path.relative_to(ROOT))).cases
+    return cases
+
+
+def timed(args: list[str], extra_env: dict[str, str] | None = None) -> tuple[float, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+    env.update(extra_env or {})
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=ROOT,
+                          env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    summary = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-500:]
+    if proc.returncode != 0:
+        raise SystemExit(f"pytest {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}")
+    return seconds, summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frameworks", default="numpy,torch,paddle")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--keep", metavar="DIR", help="write the generated modules here (default: a temporary folder)")
+    args = parser.parse_args(argv)
+    cases = corpus()
+    folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="conformance-baseline-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    frameworks = args.frameworks.split(",")
+    modules, counts = {}, {}
+    for framework in frameworks:
+        source, counts[framework] = generate(cases, framework)
+        modules[framework] = folder / f"baseline_{framework}.py"
+        modules[framework].write_text(source)
+    print(f"generated in {folder}")
+    print("baseline: the plain module; tuned: the same with gc.freeze() after the framework's import")
+    print(f"{'framework':10} {'items':>5} {'suite':>8} {'baseline':>9} {'tuned':>7} {'ratio':>6} {'ratio tuned':>12} "
+          f"{'overhead/item (tuned)':>22}")
+    totals = {"suite": 0.0, "baseline": 0.0, "tuned": 0.0}
+    for framework in frameworks:
+        times: dict[str, list[float]] = {"suite": [], "baseline": [], "tuned": []}
+        plain = [str(modules[framework]), "-p", "no:conformance", "--rootdir", str(folder)]
+        for _ in range(args.repeat):  # side by side, alternating
+            times["suite"].append(timed(["cases", "--frameworks", framework])[0])
+            times["baseline"].append(timed(plain)[0])
+            times["tuned"].append(timed(plain, {"BASELINE_GC_FREEZE": "1"})[0])
+        s, b, t = (statistics.median(times[k]) for k in ("suite", "baseline", "tuned"))
+        for key, value in (("suite", s), ("baseline", b), ("tuned", t)):
+            totals[key] += value
+        print(f"{framework:10} {counts[framework]:5} {s:7.2f}s {b:8.2f}s {t:6.2f}s {s / b:6.2f} {s / t:12.2f} "
+              f"{(s - t) / counts[framework] * 1e6:19.0f} us")
+    items = sum(counts.values())
+    s, b, t = totals["suite"], totals["baseline"], totals["tuned"]
+    print(f"{'all':10} {items:5} {s:7.2f}s {b:8.2f}s {t:6.2f}s {s / b:6.2f} {s / t:12.2f} {(s - t) / items * 1e6:19.0f} us")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
