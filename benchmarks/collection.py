@@ -7,13 +7,16 @@ For each size: the cases are written to a temporary folder (benchmarks/synthetic
 a fresh interpreter runs ``pytest --collect-only`` on it with a probe plugin that times the
 collection phase (from pytest_collection's start to its end: finding, reading, validating
 every file and making every item). The wall time of the whole command (interpreter start,
-plugin import, collection, exit) is measured around it. Medians of --repeat runs.
+plugin import, collection, exit) is measured around it. Three ways: cold (the case cache
+off: every file read, parsed and validated), first (an empty cache that the run fills) and
+warm (the filled cache: conformance/casecache.py). Medians of --repeat runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -50,10 +53,11 @@ PROBE = textwrap.dedent("""
 """)
 
 
-def measure(folder: Path) -> dict:
+def measure(folder: Path, cache: str) -> dict:
+    env = dict(os.environ, CONFORMANCE_CACHE_DIR=cache)
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", PROBE, str(folder)], capture_output=True, text=True,
-                          cwd=folder)
+                          cwd=folder, env=env)
     wall = time.perf_counter() - start
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT "))
     return dict(json.loads(line[len("RESULT "):]), wall_s=wall)
@@ -64,18 +68,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1000,10000,50000")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
-    print(f"{'cases':>7} {'items':>7} {'collect':>9} {'per case':>9} {'wall':>8}  torch/paddle imported")
+    print("cold: no cache (CONFORMANCE_CACHE_DIR=off); first: an empty cache, filled by the run; "
+          "warm: the filled cache")
+    print(f"{'cases':>7} {'items':>7} {'':6} {'collect':>9} {'per case':>9} {'wall':>8}  torch/paddle imported")
     for size in (int(s) for s in args.sizes.split(",")):
         with tempfile.TemporaryDirectory() as tmp:
-            folder = Path(tmp)
+            folder, cache = Path(tmp) / "cases", Path(tmp) / "cache"
             write_corpus(folder, size)
-            runs = [measure(folder) for _ in range(args.repeat)]
-        collect = statistics.median(r["collect_s"] for r in runs)
-        wall = statistics.median(r["wall_s"] for r in runs)
-        last = runs[-1]
-        assert last["code"] == 0 and last["errors"] == 0, last
-        print(f"{size:7} {last['items']:7} {collect:8.2f}s {collect / size * 1e6:7.0f}us {wall:7.2f}s  "
-              f"{last['heavy'] or 'none'}")
+            runs = {"cold": [measure(folder, "off") for _ in range(args.repeat)],
+                    "first": [measure(folder, str(cache))],
+                    "warm": [measure(folder, str(cache)) for _ in range(args.repeat)]}
+        for kind, measured in runs.items():
+            collect = statistics.median(r["collect_s"] for r in measured)
+            wall = statistics.median(r["wall_s"] for r in measured)
+            last = measured[-1]
+            assert last["code"] == 0 and last["errors"] == 0, last
+            print(f"{size:7} {last['items']:7} {kind:6} {collect:8.2f}s {collect / size * 1e6:7.0f}us {wall:7.2f}s  "
+                  f"{last['heavy'] or 'none'}")
     return 0
 
 

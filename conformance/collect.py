@@ -14,6 +14,7 @@ from typing import Any, Iterator
 import pytest
 
 from conformance import registry
+from conformance.casecache import CaseCache, make_cache
 from conformance.engine import FAIL, Outcome, not_applicable, run
 from conformance.loader import Vocabulary, load_file
 from conformance.model import Case, CaseFormatError, Location
@@ -29,14 +30,17 @@ sandbox_key = pytest.StashKey["Sandbox | None"]()
 
 @dataclass
 class CaseIndex:
-    """Session-wide: the vocabulary, and where each case id was first seen."""
+    """Session-wide: the vocabulary, the cache of loaded files, and where each case id was
+    first seen."""
 
     vocabulary: Vocabulary
+    cache: CaseCache | None = None
     first_seen: dict[str, Location] = field(default_factory=dict)
 
 
 def make_index() -> CaseIndex:
-    return CaseIndex(registry.vocabulary())
+    vocabulary = registry.vocabulary()
+    return CaseIndex(vocabulary, make_cache(vocabulary))
 
 
 index_key = pytest.StashKey[CaseIndex]()
@@ -52,7 +56,10 @@ class CaseFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         index = self.config.stash[index_key]
         display = _display_path(self.path, Path(str(self.config.rootpath)))
-        result = load_file(self.path, index.vocabulary, display_path=display)
+        if index.cache is not None:
+            result = index.cache.load(self.path, display)
+        else:
+            result = load_file(self.path, index.vocabulary, display_path=display)
         for case_id, error in result.errors:
             yield CaseErrorItem.from_parent(self, name=f"{case_id or '<file>'}[load]", error=error)
         for case in result.cases:

@@ -69,19 +69,27 @@ def load_file(path: str | Path, vocabulary: Vocabulary, display_path: str | None
     """Load a case file. ``draft``: accept cases whose ``expect`` is still empty (for
     ``conformance observe``, which is how expectations get written)."""
     file = display_path or str(path)
-    result = LoadResult(file)
     try:
-        # one byte past the limit is enough to refuse the file: a huge file (or a link to
-        # /dev/zero) is never read whole
-        with open(path, "rb") as stream:
-            data = stream.read(MAX_FILE_BYTES + 1)
-        if len(data) > MAX_FILE_BYTES:
-            result.errors.append((None, too_large(file)))
-            return result
+        data = read_case_file(path)
+    except OSError as exc:
+        return LoadResult(file, errors=[(None, CaseFormatError(Location(file, 1), f"cannot read file: {exc}"))])
+    return load_bytes(data, file, vocabulary, draft)
+
+
+def read_case_file(path: str | Path) -> bytes:
+    """The file's bytes, at most one past the size limit: a huge file (or a link to
+    /dev/zero) is never read whole."""
+    with open(path, "rb") as stream:
+        return stream.read(MAX_FILE_BYTES + 1)
+
+
+def load_bytes(data: bytes, file: str, vocabulary: Vocabulary, draft: bool = False) -> LoadResult:
+    if len(data) > MAX_FILE_BYTES:
+        return LoadResult(file, errors=[(None, too_large(file))])
+    try:
         text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        result.errors.append((None, CaseFormatError(Location(file, 1), f"cannot read file: {exc}")))
-        return result
+    except UnicodeDecodeError as exc:
+        return LoadResult(file, errors=[(None, CaseFormatError(Location(file, 1), f"cannot read file: {exc}"))])
     return load_text(text, file, vocabulary, draft)
 
 

@@ -60,6 +60,10 @@ class CaseFormatError(Exception):
         self.code = code
         super().__init__(self.render())
 
+    def __reduce__(self) -> tuple:
+        # pickled (the case cache) with its parts, not with the rendered text
+        return (type(self), (self.location, self.message, self.hint, self.code))
+
     def render(self) -> str:
         text = f"{self.location.file}:{self.location.line}:{self.location.column}: {self.message}"
         if self.hint:

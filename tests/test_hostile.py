@@ -362,6 +362,9 @@ ALLOWED = {
         "the sandbox's own socket pair to its child process: an Outcome the suite pickled",
     ("conformance/sandbox.py", "serve", "pickle.loads"):
         "the sandbox's own socket pair from its parent process: a loaded Case the suite pickled",
+    ("conformance/casecache.py", "load", "pickle.loads"):
+        "the case cache in the user's cache folder (mode 0700, never the checkout): LoadResults "
+        "the suite pickled itself",
 }
 
 
