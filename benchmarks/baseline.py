@@ -15,6 +15,10 @@ Then, side by side and --repeat times each, in fresh processes from the reposito
 - suite:    python -m pytest cases -q -p no:cacheprovider --frameworks FW
 - baseline: python -m pytest baseline_FW.py -q -p no:cacheprovider -p no:conformance
 
+each warm (the suite's case cache filled; the baseline module's compiled .pyc written, as
+Python and pytest keep it) and cold (no case cache, ``PYTHONDONTWRITEBYTECODE=1`` and no
+.pyc: every YAML file parsed, and the module compiled and assertion-rewritten, again).
+
 Both include interpreter start, pytest start and the framework's import. The suite runs
 the whole corpus for the framework (its not-applicable and skipped items included: that
 is the run a user makes); the baseline only the items that run and pass. A third run,
@@ -33,6 +37,7 @@ import argparse
 import math
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -260,6 +265,7 @@ def corpus() -> list[Case]:
 def timed(args: list[str], extra_env: dict[str, str] | None = None) -> tuple[float, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
     env.update(extra_env or {})
+    env = {k: v for k, v in env.items() if v != "" or k != "PYTHONDONTWRITEBYTECODE"}  # "" unsets it
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=ROOT,
                           env=env, capture_output=True, text=True)
@@ -286,26 +292,51 @@ def main(argv: list[str] | None = None) -> int:
         modules[framework] = folder / f"baseline_{framework}.py"
         modules[framework].write_text(source)
     print(f"generated in {folder}")
-    print("baseline: the plain module; tuned: the same with gc.freeze() after the framework's import")
-    print(f"{'framework':10} {'items':>5} {'suite':>8} {'baseline':>9} {'tuned':>7} {'ratio':>6} {'ratio tuned':>12} "
-          f"{'overhead/item (tuned)':>22}")
-    totals = {"suite": 0.0, "baseline": 0.0, "tuned": 0.0}
+    cache = folder / "case-cache"
+    warm_env = {"CONFORMANCE_CACHE_DIR": str(cache), "PYTHONDONTWRITEBYTECODE": ""}
+    cold_env = {"CONFORMANCE_CACHE_DIR": "off", "PYTHONDONTWRITEBYTECODE": "1"}
+    print("warm: the suite's case cache filled, the baseline's compiled module (.pyc) written; "
+          "cold: neither (every YAML file parsed, the module compiled and rewritten by pytest again)")
+    print("tuned: the baseline with gc.freeze() after the framework's import")
+    header = ["framework", "items", "suite", "baseline", "tuned", "ratio", "ratio tuned", "overhead/item"]
+    print(("{:10} {:>5} " + "{:>9} " * 3 + "{:>6} {:>11} {:>14}").format(*header))
+    totals: dict[str, float] = {}
     for framework in frameworks:
-        times: dict[str, list[float]] = {"suite": [], "baseline": [], "tuned": []}
         plain = [str(modules[framework]), "-p", "no:conformance", "--rootdir", str(folder)]
+        runs = {
+            "suite warm": (["cases", "--frameworks", framework], warm_env),
+            "baseline warm": (plain, warm_env),
+            "tuned warm": (plain, dict(warm_env, BASELINE_GC_FREEZE="1")),
+            "suite cold": (["cases", "--frameworks", framework], cold_env),
+            "baseline cold": (plain, cold_env),
+        }
+        for command, env in runs.values():  # fill the cache and write the .pyc
+            if env is warm_env:
+                timed(command, env)
+        times: dict[str, list[float]] = {name: [] for name in runs}
         for _ in range(args.repeat):  # side by side, alternating
-            times["suite"].append(timed(["cases", "--frameworks", framework])[0])
-            times["baseline"].append(timed(plain)[0])
-            times["tuned"].append(timed(plain, {"BASELINE_GC_FREEZE": "1"})[0])
-        s, b, t = (statistics.median(times[k]) for k in ("suite", "baseline", "tuned"))
-        for key, value in (("suite", s), ("baseline", b), ("tuned", t)):
-            totals[key] += value
-        print(f"{framework:10} {counts[framework]:5} {s:7.2f}s {b:8.2f}s {t:6.2f}s {s / b:6.2f} {s / t:12.2f} "
-              f"{(s - t) / counts[framework] * 1e6:19.0f} us")
-    items = sum(counts.values())
-    s, b, t = totals["suite"], totals["baseline"], totals["tuned"]
-    print(f"{'all':10} {items:5} {s:7.2f}s {b:8.2f}s {t:6.2f}s {s / b:6.2f} {s / t:12.2f} {(s - t) / items * 1e6:19.0f} us")
+            for name, (command, env) in runs.items():
+                if env is cold_env:
+                    for compiled in folder.rglob("__pycache__"):
+                        shutil.rmtree(compiled)
+                times[name].append(timed(command, env)[0])
+        medians = {name: statistics.median(values) for name, values in times.items()}
+        for name, value in medians.items():
+            totals[name] = totals.get(name, 0.0) + value
+        print_rows(framework, counts[framework], medians)
+    print_rows("all", sum(counts.values()), totals)
     return 0
+
+
+def print_rows(label: str, items: int, t: dict[str, float]) -> None:
+    for kind in ("warm", "cold"):
+        suite, baseline = t[f"suite {kind}"], t[f"baseline {kind}"]
+        tuned = t.get(f"tuned {kind}")
+        reference = tuned if tuned is not None else baseline
+        print(f"{label + ' ' + kind:10} {items:5} {suite:8.2f}s {baseline:8.2f}s "
+              f"{(f'{tuned:8.2f}s' if tuned is not None else '        -')} {suite / baseline:6.2f} "
+              f"{(f'{suite / tuned:11.2f}' if tuned is not None else '          -')} "
+              f"{(suite - reference) / items * 1e6:11.0f} us")
 
 
 if __name__ == "__main__":

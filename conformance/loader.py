@@ -185,7 +185,7 @@ class _CaseReader:
             if key not in m and not (self.draft and key == "expect"):
                 raise self.err(m.location, f"the case has no {key!r}", f"add '{key}:' to the case")
         case_id = self.string(m, "id", "'id'")
-        if not ID_PATTERN.match(case_id):
+        if not ID_PATTERN.fullmatch(case_id):
             raise self.err(m.where("id"), f"invalid id {case_id!r}",
                            "use lowercase dotted words: family.topic.detail, e.g. views.reshape.contiguous")
         location = Location(self.file, m.location.line, m.location.column)
@@ -218,7 +218,7 @@ class _CaseReader:
         g = self.mapping(m["given"], m.where("given"), "'given'")
         specs = []
         for name, raw in g.items():
-            if not NAME_PATTERN.match(name):
+            if not NAME_PATTERN.fullmatch(name):
                 raise self.err(g.where(name), f"invalid tensor name {name!r}",
                                "names start with a letter and use letters, digits and '_'")
             specs.append(self.tensor(name, raw, g.where(name)))
@@ -488,7 +488,7 @@ class _CaseReader:
                 raise self.err(m.location, f"'error' needs {key!r}", "e.g. error: {at: 3, kind: inplace_on_leaf}")
         at = self.step_ref(m["at"], m.where("at"), flat, "'error.at'")
         kind = m["kind"]
-        if kind not in ERROR_KINDS:
+        if not isinstance(kind, str) or kind not in ERROR_KINDS:
             raise self.err(m.where("kind"), f"unknown error kind {kind!r}",
                            did_you_mean(str(kind), ERROR_KINDS) or f"kinds: {', '.join(ERROR_KINDS)}")
         details = {}
@@ -605,7 +605,7 @@ def _check_regex(reader: _CaseReader, pattern: Any, loc: Location) -> None:
         raise reader.err(loc, f"'match' must be a string (a regular expression), got {_kind(pattern)}")
     try:
         re.compile(pattern)
-    except re.error as exc:
+    except (re.error, OverflowError, RecursionError) as exc:
         raise reader.err(loc, f"'match' is not a valid regular expression: {exc}",
                          "escape special characters such as ( ) [ ] . with a backslash") from None
 

@@ -36,7 +36,7 @@ class ScaffoldError(Exception):
 def scaffold(spec: str, root: Path) -> Path:
     """Write ``root/FAMILY/NAME.yaml``; refuse to overwrite."""
     spec = spec.removesuffix(".yaml")
-    if not NAME_PATTERN.match(spec):
+    if not NAME_PATTERN.fullmatch(spec):
         raise ScaffoldError(f"{spec!r} is not FAMILY/NAME: use lowercase words with underscores, "
                             "e.g. views/unflatten or copies/take_along_axis")
     family, name = spec.split("/")

@@ -52,7 +52,8 @@ class _Parser:
         col = self.location.column
         if node is not None and getattr(node, "col_offset", None) is not None:
             # point into the step text; the YAML column is where the text starts
-            col = self.location.column + node.col_offset
+            line = self.text.splitlines()[node.lineno - 1] if self.text else ""  # col_offset counts bytes
+            col = self.location.column + len(line.encode("utf-8")[:node.col_offset].decode("utf-8", "ignore"))
         # an over-long step is not repeated whole in its own error message
         shown = self.text if len(self.text) <= MAX_STEP_CHARS else self.text[:60] + "..."
         return CaseFormatError(

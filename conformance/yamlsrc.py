@@ -75,14 +75,17 @@ def parse(text: str, file: str) -> Any:
             "check indentation and quoting on this line (strings with ': ' or '#' need quotes)",
         ) from None
     except yaml.reader.ReaderError as exc:  # control characters, invalid bytes
-        before = text[:exc.position]
-        line, col = before.count("\n") + 1, exc.position - before.rfind("\n")
+        before = text.encode("utf-8", "surrogatepass")[:exc.position].decode("utf-8", "replace")
+        line, col = before.count("\n") + 1, len(before) - before.rfind("\n")
         raise CaseFormatError(
             Location(file, line, col), f"YAML error: unacceptable character #x{exc.character:04x}: "
             f"{exc.reason}", "remove it, or write it as an escape inside double quotes (\"\\t\")",
         ) from None
     except yaml.YAMLError as exc:
         raise CaseFormatError(Location(file, 1), f"YAML error: {exc}", None) from None
+    except UnicodeEncodeError as exc:  # a lone surrogate: no file decoded as UTF-8 holds one
+        raise CaseFormatError(Location(file, text.count("\n", 0, exc.start) + 1), f"YAML error: {exc.reason}",
+                              "remove the character") from None
     if not documents:
         raise CaseFormatError(Location(file, 1), "the file is empty", "add a 'cases:' list")
     if len(documents) > 1:
@@ -261,8 +264,8 @@ class _Builder:
             )
         node = yaml.ScalarNode(tag, value, event.start_mark, event.end_mark, style=event.style)
         try:
-            constructed = _CONSTRUCTOR.construct_object(node, deep=True)
-        except (ValueError, KeyError):  # an explicit core tag on a wrong value: !!int 'abc', !!bool 'maybe'
+            constructed = _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, node)  # no memo of the node
+        except (ValueError, KeyError, IndexError):  # an explicit core tag on a wrong value: !!int 'abc', !!bool 'maybe'
             raise CaseFormatError(
                 _loc(self.file, event), f"{value[:40]!r} is not a valid {tag.removeprefix(_CORE)}",
                 "remove the explicit tag, or write a value of that type",

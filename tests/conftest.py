@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 # pytester's in-process runs drop the modules they imported afterwards, and NumPy's C
@@ -12,3 +14,28 @@ import numpy  # noqa: F401
 sys.path.insert(0, str(Path(__file__).parent))
 
 pytest_plugins = ["pytester"]
+
+# Hypothesis keeps caches (constants seen in the source, Unicode tables) in .hypothesis/ of
+# the working folder: in the temporary folder instead, never the checkout.
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(Path(tempfile.gettempdir()) / "conformance-hypothesis"))
+
+# Hypothesis budgets of the fuzz tests (tests/test_fuzz.py, docs/fuzzing.md): "ci" is the
+# small one of the normal run, "fuzz" the large one, `pytest tests/test_fuzz.py
+# --hypothesis-profile=fuzz`. Registering loads neither: the fuzz tests use "ci" unless a
+# profile is named, so other tests keep Hypothesis' defaults. ("ci" replaces Hypothesis'
+# built-in profile of that name, which it loads itself when the CI variable is set.)
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # the test extra is not installed: test_fuzz.py skips
+    pass
+else:
+    settings.register_profile(
+        "ci", max_examples=200, deadline=None, derandomize=False, database=None, print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    )
+    settings.register_profile("fuzz", settings.get_profile("ci"), max_examples=10_000)
+
+# The case cache (conformance/casecache.py) of this test session and of the pytest runs it
+# starts: a folder of its own, not the user's cache.
+if "CONFORMANCE_CACHE_DIR" not in os.environ:
+    os.environ["CONFORMANCE_CACHE_DIR"] = tempfile.mkdtemp(prefix="conformance-test-cache-")
