@@ -1,7 +1,7 @@
 """Collection scaling: how long pytest takes to collect synthetic corpora of 1,000, 10,000
 and 50,000 cases (3 items each), and that collecting imports neither torch nor Paddle.
 
-    python benchmarks/collection.py [--sizes 1000,10000,50000] [--repeat 3]
+    python benchmarks/collection.py [--sizes 1000,10000,50000] [--repeat 3] [--kind corpus|small]
 
 For each size: the cases are written to a temporary folder (benchmarks/synthetic.py), then
 a fresh interpreter runs ``pytest --collect-only`` on it with a probe plugin that times the
@@ -67,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,50000")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--kind", choices=("corpus", "small"), default="corpus",
+                        help="corpus: the real cases in turn; small: the README's example case repeated")
     args = parser.parse_args(argv)
     print("cold: no cache (CONFORMANCE_CACHE_DIR=off); first: an empty cache, filled by the run; "
           "warm: the filled cache")
@@ -74,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     for size in (int(s) for s in args.sizes.split(",")):
         with tempfile.TemporaryDirectory() as tmp:
             folder, cache = Path(tmp) / "cases", Path(tmp) / "cache"
-            write_corpus(folder, size)
+            write_corpus(folder, size, kind=args.kind)
             runs = {"cold": [measure(folder, "off") for _ in range(args.repeat)],
                     "first": [measure(folder, str(cache))],
                     "warm": [measure(folder, str(cache)) for _ in range(args.repeat)]}

@@ -33,20 +33,31 @@ class YMap(dict):
     """A mapping that remembers where it and each key were written."""
 
     location: Location
-    key_locations: dict[str, Location]
+    # key -> its Location, or the parser's start mark of the key (made a Location when
+    # asked: most are never asked, and a case file has thousands)
+    key_locations: dict[str, Any]
 
     def where(self, key: str) -> Location:
-        return self.key_locations.get(key, self.location)
+        return _located(self.location.file, self.key_locations.get(key), self.location)
 
 
 class YList(list):
     """A sequence that remembers where it and each item were written."""
 
     location: Location
-    item_locations: list[Location]
+    item_locations: list[Any]  # Locations, or the parser's start marks (as for YMap)
 
     def where(self, index: int) -> Location:
-        return self.item_locations[index] if index < len(self.item_locations) else self.location
+        at = self.item_locations[index] if index < len(self.item_locations) else None
+        return _located(self.location.file, at, self.location)
+
+
+def _located(file: str, at: Any, default: Location) -> Location:
+    if at is None:
+        return default
+    if isinstance(at, Location):
+        return at
+    return Location(file, at.line + 1, at.column + 1)
 
 
 def location_of(value: Any, default: Location) -> Location:
@@ -194,38 +205,39 @@ class _Builder:
                     return known[0]
             return self.scalar(event)
         loc = _loc(self.file, event)
+        events = self.events
         if kind is yaml.SequenceStartEvent:
             self.check_tag(event, _SEQ, loc)
             out = YList()
             out.location = loc
-            out.item_locations = []
-            while type(self.events[self.next]) is not yaml.SequenceEndEvent:
-                out.item_locations.append(_loc(self.file, self.events[self.next]))
+            out.item_locations = marks = []
+            while type(events[self.next]) is not yaml.SequenceEndEvent:
+                marks.append(events[self.next].start_mark)
                 out.append(self.build())
             self.next += 1
             return out
         self.check_tag(event, _MAP, loc)
         out_map = YMap()
         out_map.location = loc
-        out_map.key_locations = {}
-        while type(self.events[self.next]) is not yaml.MappingEndEvent:
-            key_event = self.events[self.next]
-            key_loc = _loc(self.file, key_event)
+        out_map.key_locations = key_marks = {}
+        while type(events[self.next]) is not yaml.MappingEndEvent:
+            key_event = events[self.next]
             if type(key_event) is not yaml.ScalarEvent:
-                raise CaseFormatError(key_loc, "mapping keys must be plain strings", "use a plain word as the key")
-            if self.tag(key_event) == _MERGE:
-                raise CaseFormatError(key_loc, "YAML merge keys ('<<') are not allowed", "write the keys out in full")
+                raise CaseFormatError(_loc(self.file, key_event), "mapping keys must be plain strings",
+                                      "use a plain word as the key")
+            if key_event.value == "<<" and self.tag(key_event) == _MERGE:  # only '<<' resolves to merge
+                raise CaseFormatError(_loc(self.file, key_event), "YAML merge keys ('<<') are not allowed",
+                                      "write the keys out in full")
             self.build()  # refuses tags and overlong numbers on keys too
             # The key's text as written: YAML 1.1 would turn keys such as 'on' into
             # booleans, and no key of the case format is anything but a name.
             key = key_event.value
             if key in out_map:
-                first = out_map.key_locations[key]
                 raise CaseFormatError(
-                    key_loc, f"duplicate key {key!r} (first at line {first.line})",
+                    _loc(self.file, key_event), f"duplicate key {key!r} (first at line {out_map.where(key).line})",
                     "remove or rename one of them",
                 )
-            out_map.key_locations[key] = key_loc
+            key_marks[key] = key_event.start_mark
             out_map[key] = self.build()
         self.next += 1
         return out_map

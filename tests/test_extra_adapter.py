@@ -11,7 +11,6 @@ from this file, whatever the current directory of the parent run.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -22,6 +21,7 @@ import pytest
 
 from conformance.engine import FAIL, NOT_APPLICABLE, PASS, SKIPPED, run
 from conformance.loader import Vocabulary, load_file, load_text
+from entry_points import register, subprocess_env
 from extra_adapter.minimal import MinimalAdapter
 
 TESTS = Path(__file__).resolve().parent
@@ -33,32 +33,13 @@ CASE_FILES = [ROOT / "cases" / "views" / "basic.yaml",
 BUILTIN = ["numpy", "torch", "paddle"]
 HEAVY = ("torch", "paddle")
 FRAMEWORK_MODULE = "extra_adapter.tinytensor"
-ENTRY_POINTS = "[conformance.adapters]\nminimal = extra_adapter.minimal:MinimalAdapter\n"
-
-
-def write_distribution(site: Path) -> None:
-    """What ``pip install`` of a package declaring the entry point would leave in site-packages."""
-    info = site / "minimal_adapter-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: minimal-adapter\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(ENTRY_POINTS)
-
-
-def subprocess_env(*paths: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    # the parent run's options (e.g. -n 2) and plugin settings are not the child's
-    for var in ("PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_PLUGINS"):
-        env.pop(var, None)
-    env["PYTHONPATH"] = os.pathsep.join([*(str(p) for p in paths),
-                                         *filter(None, [os.environ.get("PYTHONPATH")])])
-    return env
 
 
 @pytest.fixture(scope="module")
 def registered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Environment of a subprocess in which the minimal adapter is installed."""
     site = tmp_path_factory.mktemp("site")
-    write_distribution(site)
+    register(site, "minimal-adapter", {"minimal": "extra_adapter.minimal:MinimalAdapter"})
     return subprocess_env(site, TESTS)
 
 
@@ -291,11 +272,8 @@ def test_engine_runs_cases_on_the_adapter() -> None:
 
 def test_a_broken_or_misnamed_adapter_skips_its_items_and_the_others_run(tmp_path: Path) -> None:
     site = tmp_path / "site"
-    info = site / "broken_adapters-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-adapters\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[conformance.adapters]\nghost = no_such_module:Adapter\n"
-                                           "alias = extra_adapter.minimal:MinimalAdapter\n")
+    register(site, "broken-adapters", {"ghost": "no_such_module:Adapter",
+                                       "alias": "extra_adapter.minimal:MinimalAdapter"})
     results = tmp_path / "r.json"
     proc = run_python(["-m", "pytest", str(CASE_FILES[0]), "-p", "no:cacheprovider", "-q", "-rs",
                        "--frameworks", "numpy,ghost,alias", "--conformance-results", str(results)],

@@ -507,7 +507,7 @@ def corpus_snippets() -> tuple[str, ...]:
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines(keepends=True)
         items = parse(text, str(path))["cases"]
-        starts = [loc.line - 1 for loc in items.item_locations] + [len(lines)]
+        starts = [items.where(i).line - 1 for i in range(len(items))] + [len(lines)]
         for i in range(len(items)):
             for size in (1, 2):
                 if i + size < len(starts):

@@ -26,9 +26,9 @@ from conformance import registry
 from conformance.engine import FAIL, PASS, run
 from conformance.loader import Vocabulary, load_text
 from conformance.model import Case
+from entry_points import TESTS, register, subprocess_env
 from probe_adapters.stateful import NumpyStateAdapter, PaddleStateAdapter, TorchStateAdapter
 
-TESTS = Path(__file__).resolve().parent
 ADAPTERS = {"numpy_state": NumpyStateAdapter, "torch_state": TorchStateAdapter, "paddle_state": PaddleStateAdapter}
 MODULES = {"numpy_state": "numpy", "torch_state": "torch", "paddle_state": "paddle"}
 STATES = [(framework, name) for framework, cls in ADAPTERS.items() for name in cls.state_names()]
@@ -111,25 +111,6 @@ def test_every_state_the_tests_change_is_one_the_adapter_saves() -> None:
         assert set(cls.state_names()) <= saved, set(cls.state_names()) - saved
 
 
-ENTRY_POINTS = "[conformance.adapters]\n" + "".join(
-    f"{framework} = probe_adapters.stateful:{cls.__name__}\n" for framework, cls in ADAPTERS.items())
-
-
-def write_distribution(site: Path) -> None:
-    info = site / "probe_adapters-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: probe-adapters\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(ENTRY_POINTS)
-
-
-def subprocess_env(site: Path) -> dict[str, str]:
-    import os
-
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
-    env["PYTHONPATH"] = os.pathsep.join([str(site), str(TESTS), *filter(None, [os.environ.get("PYTHONPATH")])])
-    return env
-
-
 @pytest.mark.parametrize("mode", ["sandbox", "in-process"])
 def test_through_pytest_in_one_process(tmp_path: Path, mode: str) -> None:
     """Every pollute/probe pair of every framework in one file, one pytest process without
@@ -137,13 +118,13 @@ def test_through_pytest_in_one_process(tmp_path: Path, mode: str) -> None:
     frameworks = [f for f in ADAPTERS if _installed(MODULES[f])]
     states = [(f, name) for f, name in STATES if f in frameworks]
     site = tmp_path / "site"
-    write_distribution(site)
+    register(site, "probe-adapters", {f: f"probe_adapters.stateful:{cls.__name__}" for f, cls in ADAPTERS.items()})
     (tmp_path / "isolation.yaml").write_text(cases_text(states))
     args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "isolation.yaml",
             "--frameworks", ",".join(frameworks), "--conformance-results", "r.json"]
     if mode == "in-process":
         args.append("--in-process")
-    proc = subprocess.run(args, cwd=tmp_path, env=subprocess_env(site), capture_output=True, text=True,
+    proc = subprocess.run(args, cwd=tmp_path, env=subprocess_env(site, TESTS), capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     records = json.loads((tmp_path / "r.json").read_text())["results"]

@@ -25,9 +25,8 @@ from conformance import registry
 from conformance.engine import run
 from conformance.loader import load_text
 from conformance.sandbox import Sandbox, signal_description
+from entry_points import TESTS, register, subprocess_env
 
-TESTS = Path(__file__).resolve().parent
-ENTRY_POINTS = "[conformance.adapters]\nfaulty = probe_adapters.faulty:FaultyAdapter\n"
 
 OK_CASE = """\
   - id: sandbox.{name}
@@ -54,22 +53,13 @@ ITEMS = (1 + 2 * len(FAULTS)) * 2  # cases x (faulty, numpy)
 NUMPY_ABSENT = "numpy has no counterpart"
 
 
-def write_distribution(site: Path) -> None:
-    info = site / "probe_adapters-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: probe-adapters\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(ENTRY_POINTS)
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """A folder with the faulty cases, and the environment that registers ``faulty``."""
     site = tmp_path / "site"
-    write_distribution(site)
+    register(site, "probe-adapters", {"faulty": "probe_adapters.faulty:FaultyAdapter"})
     (tmp_path / "faults.yaml").write_text(CASES)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
-    env["PYTHONPATH"] = os.pathsep.join([str(site), str(TESTS), *filter(None, [os.environ.get("PYTHONPATH")])])
-    return tmp_path, env
+    return tmp_path, subprocess_env(site, TESTS)
 
 
 def pytest_args(*extra: str) -> list[str]:
