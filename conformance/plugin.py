@@ -7,6 +7,7 @@ Importing this module imports no framework.
 from __future__ import annotations
 
 import gc
+import os
 import signal
 import threading
 from pathlib import Path
@@ -47,7 +48,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[index_key] = make_index()
-    config.stash[sandbox_key] = None if config.getoption("in_process") else Sandbox(case_timeout(config))
+    # the sandbox passes its socket to the child by file descriptor: POSIX only
+    in_process = config.getoption("in_process") or os.name != "posix"
+    config.stash[sandbox_key] = None if in_process else Sandbox(case_timeout(config))
     config.addinivalue_line("markers", "conformance: a conformance case item")
     path = config.getoption("conformance_results")
     if path and not hasattr(config, "workerinput"):  # xdist workers report to the controller

@@ -256,3 +256,13 @@ def test_xdist_gives_the_same_records_as_a_serial_run(corpus: pytest.Pytester) -
         return [{k: v for k, v in r.items() if k != "duration_s"} for r in records]
 
     assert comparable("serial.json") == comparable("parallel.json")
+
+
+@pytest.mark.parametrize("setting, message", [
+    (("--case-timeout", "-1"), "*the case timeout must be 0 (none) or positive, not -1*"),
+    (("-o", "conformance_case_timeout=soon"), "*ini conformance_case_timeout: 'soon' is not a number of seconds*"),
+])
+def test_a_bad_case_timeout_is_a_usage_error(corpus: pytest.Pytester, setting: tuple[str, str], message: str) -> None:
+    result = corpus.runpytest_subprocess(*setting, "--frameworks", "numpy")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
