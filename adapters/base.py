@@ -197,6 +197,18 @@ class GlobalState:
     always_restore: bool = False
 
 
+def attributes_state(name: str, holder: Any) -> GlobalState:
+    """State kept as the instance attributes of one object (torch's and Paddle's print
+    options: their set_printoptions writes attributes over class defaults), so that its
+    __dict__ is the whole state."""
+
+    def restore(saved: dict[str, Any]) -> None:
+        vars(holder).clear()
+        vars(holder).update(saved)
+
+    return GlobalState(name, lambda: dict(vars(holder)), restore)
+
+
 class Adapter:
     """Base class. Subclasses set the class attributes and implement the framework parts."""
 

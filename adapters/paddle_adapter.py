@@ -11,7 +11,7 @@ from typing import Any
 
 from conformance.adapters.base import (
     DLPACK_CONVERSIONS, NUMPY_CONVERSIONS, Adapter, GlobalState, Layout, NotApplicable, Operation, absent,
-    attribute, passthrough,
+    attribute, attributes_state, passthrough,
 )
 
 METHODS = (
@@ -142,9 +142,7 @@ class PaddleAdapter(Adapter):
             GlobalState("paddle.dynamic_mode", paddle.in_dynamic_mode, set_dynamic_mode),
             GlobalState("paddle.device", paddle.get_device, paddle.set_device),
             GlobalState("paddle.flags", lambda: {key: flags[key] for key in flags.keys()}, set_flags),
-            # set_printoptions writes the attributes of this one object
-            GlobalState("paddle.printoptions", lambda: dict(vars(DEFAULT_PRINT_OPTIONS)),
-                        lambda v: (vars(DEFAULT_PRINT_OPTIONS).clear(), vars(DEFAULT_PRINT_OPTIONS).update(v))),
+            attributes_state("paddle.printoptions", DEFAULT_PRINT_OPTIONS),
             GlobalState("paddle.random", paddle.get_rng_state, paddle.set_rng_state, always_restore=True),
         ]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from conformance.adapters.base import (
     DLPACK_CONVERSIONS, NUMPY_CONVERSIONS, Adapter, GlobalState, Layout, Operation, absent, attribute,
-    passthrough,
+    attributes_state, passthrough,
 )
 
 METHODS = (
@@ -85,9 +85,6 @@ class TorchAdapter(Adapter):
 
     def global_states(self) -> list[GlobalState]:
         torch = _torch()
-        # torch keeps its print options in one module-level object; set_printoptions
-        # writes its attributes, so its __dict__ is the whole state
-        print_options = torch._tensor_str.PRINT_OPTS
         return super().global_states() + [
             GlobalState("torch.grad_enabled", torch.is_grad_enabled, torch.set_grad_enabled),
             GlobalState("torch.anomaly", lambda: (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()),
@@ -101,8 +98,7 @@ class TorchAdapter(Adapter):
             GlobalState("torch.float32_matmul_precision", torch.get_float32_matmul_precision,
                         torch.set_float32_matmul_precision),
             GlobalState("torch.num_threads", torch.get_num_threads, torch.set_num_threads),
-            GlobalState("torch.printoptions", lambda: dict(vars(print_options)),
-                        lambda v: (vars(print_options).clear(), vars(print_options).update(v))),
+            attributes_state("torch.printoptions", torch._tensor_str.PRINT_OPTS),
             GlobalState("torch.random", torch.get_rng_state, torch.set_rng_state, always_restore=True),
         ]
 

@@ -28,8 +28,7 @@ from pathlib import Path
 import yaml
 
 from conformance import loader, model, steps, yamlsrc
-from conformance.loader import LoadResult, Vocabulary, load_bytes, read_case_file
-from conformance.model import CaseFormatError, Location
+from conformance.loader import LoadResult, Vocabulary, load_bytes, read_case_file, unreadable
 
 CACHE_ENV = "CONFORMANCE_CACHE_DIR"
 DISABLED = ("off", "0", "none", "")
@@ -68,8 +67,7 @@ class CaseCache:
         try:
             data = read_case_file(path)
         except OSError as exc:
-            return LoadResult(display_path, errors=[(None, CaseFormatError(Location(display_path, 1),
-                                                                           f"cannot read file: {exc}"))])
+            return unreadable(display_path, exc)
         key = hashlib.sha256(self.salt + display_path.encode() + b"\0" + bytes([draft]) + data).hexdigest()
         entry = self.directory / key[:2] / f"{key}.pickle"
         try:

@@ -72,8 +72,13 @@ def load_file(path: str | Path, vocabulary: Vocabulary, display_path: str | None
     try:
         data = read_case_file(path)
     except OSError as exc:
-        return LoadResult(file, errors=[(None, CaseFormatError(Location(file, 1), f"cannot read file: {exc}"))])
+        return unreadable(file, exc)
     return load_bytes(data, file, vocabulary, draft)
+
+
+def unreadable(file: str, exc: Exception) -> LoadResult:
+    """The result for a file that cannot be read or is not UTF-8."""
+    return LoadResult(file, errors=[(None, CaseFormatError(Location(file, 1), f"cannot read file: {exc}"))])
 
 
 def read_case_file(path: str | Path) -> bytes:
@@ -89,7 +94,7 @@ def load_bytes(data: bytes, file: str, vocabulary: Vocabulary, draft: bool = Fal
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return LoadResult(file, errors=[(None, CaseFormatError(Location(file, 1), f"cannot read file: {exc}"))])
+        return unreadable(file, exc)
     return load_text(text, file, vocabulary, draft)
 
 

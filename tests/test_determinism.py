@@ -11,7 +11,6 @@ from one process to the next in error messages (Paddle's generated tensor names)
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,15 +18,16 @@ from typing import Any
 
 import pytest
 
+from entry_points import subprocess_env
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def corpus_run(tmp_path: Path, name: str, *args: str) -> dict[str, Any]:
     path = tmp_path / name
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "cases",
                            "--conformance-results", str(path), *args],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+                          cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads(path.read_text())
 

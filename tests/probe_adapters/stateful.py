@@ -122,15 +122,14 @@ class _Stateful:
             same = self.states[name][0]() == self.take_defaults()[name]
         return np.array([same])
 
-    def stateful_operations(self, ops: dict[str, Operation]) -> dict[str, Operation]:
-        return {**ops, "fn:pollute": self.pollute, "fn:state_is_default": self.state_is_default}
+    def operations(self) -> dict[str, Operation]:
+        # first in the MRO: the built-in adapter's table plus these two
+        return {**super().operations(), "fn:pollute": self.pollute,  # type: ignore[misc]
+                "fn:state_is_default": self.state_is_default}
 
 
 class NumpyStateAdapter(_Stateful, NumpyAdapter):
     name = "numpy_state"
-
-    def operations(self) -> dict[str, Operation]:
-        return self.stateful_operations(super().operations())
 
 
 class TorchStateAdapter(_Stateful, TorchAdapter):
@@ -138,14 +137,8 @@ class TorchStateAdapter(_Stateful, TorchAdapter):
     states = {**NUMPY_STATES, **TORCH_STATES}
     draws = TORCH_DRAWS
 
-    def operations(self) -> dict[str, Operation]:
-        return self.stateful_operations(super().operations())
-
 
 class PaddleStateAdapter(_Stateful, PaddleAdapter):
     name = "paddle_state"
     states = {**NUMPY_STATES, **PADDLE_STATES}
     draws = PADDLE_DRAWS
-
-    def operations(self) -> dict[str, Operation]:
-        return self.stateful_operations(super().operations())
