@@ -13,14 +13,14 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Collection, Iterable
+from typing import Any, Collection, Iterable, NoReturn
 
 from conformance.model import (
     CLAIM_STANCES, DTYPES, ERROR_KINDS, RELATIONS, TENSOR_PROPERTIES, Case, CaseFormatError, ErrorDetail, ErrorExpectation,
     Expect, ExpectOverride, FrameworkOverride, Generated, Location, Step, TensorSpec,
     WarningExpectation,
 )
-from conformance.steps import BLOCKS, names_bound, names_read, operations_of, parse_step
+from conformance.steps import BLOCKS, names_bound, names_read, parse_step_uses
 from conformance.yamlsrc import MAX_FILE_BYTES, YList, YMap, location_of, parse, too_large
 
 MAX_ELEMENTS = 100_000  # per input tensor
@@ -145,6 +145,8 @@ class _CaseReader:
         self.file = file
         self.vocab = vocabulary
         self.draft = draft
+        # each step text read, with the operation-table keys it needs (in the order written)
+        self.step_operations: list[tuple[Step, set[str]]] = []
 
     # ---- small typed getters with located errors
 
@@ -206,7 +208,7 @@ class _CaseReader:
                              partial=self.draft) if "expect" in m else Expect()
         overrides = self.overrides(m, flat, bound, claims)
         if self.vocab.operations is not None:
-            self.check_operations(steps)
+            self.check_operations()
         return Case(
             id=case_id, title=self.string(m, "title", "'title'"), location=location,
             steps=tuple(steps), expect=expect, given=tuple(given),
@@ -307,13 +309,22 @@ class _CaseReader:
         return tuple(value)
 
     def literal(self, value: Any, loc: Location, what: str) -> tuple[Any, tuple[int, ...], set[str]]:
-        """Validate a nested list of numbers; return (values, shape, kinds of number)."""
+        """Validate a nested list of numbers; return (values as plain lists, shape, kinds of number)."""
         kinds: set[str] = set()
-        count = [0]
+        checked = _regular_numbers(value, kinds)
+        if checked is not None and math.prod(checked[1]) <= MAX_ELEMENTS:
+            return checked[0], checked[1], kinds
+        self._raise_literal_error(value, loc, what)
 
-        def walk(v: Any, depth: int) -> tuple[int, ...]:
+    def _raise_literal_error(self, value: Any, loc: Location, what: str) -> NoReturn:
+        """Walk a literal that is not a regular nested list of numbers, and raise the first
+        error in it, in writing order."""
+        count = 0
+
+        def walk(v: Any) -> tuple[int, ...]:
+            nonlocal count
             if isinstance(v, list):
-                shapes = {walk(item, depth + 1) for item in v}
+                shapes = {walk(item) for item in v}
                 if len(shapes) > 1:
                     raise self.err(location_of(v, loc), f"{what}: ragged data (rows of different lengths)",
                                    "every row must have the same length")
@@ -322,14 +333,13 @@ class _CaseReader:
             if not _is_number(v):
                 raise self.err(loc, f"{what}: data must be numbers or booleans, got {_kind(v)}",
                                "complex values are given as 'real' and 'imag' lists")
-            kinds.add(_number_kind(v))
-            count[0] += 1
-            if count[0] > MAX_ELEMENTS:
+            count += 1
+            if count > MAX_ELEMENTS:
                 raise self.err(loc, f"{what} has more than {MAX_ELEMENTS} elements", "use a small tensor")
             return ()
 
-        shape = walk(value, 0)
-        return _plain(value), shape, kinds
+        walk(value)
+        raise AssertionError("a literal _regular_numbers refused has an error")  # pragma: no cover
 
     # ---- steps
 
@@ -351,13 +361,14 @@ class _CaseReader:
             loc = raw.where(index)
             if isinstance(item, str):
                 counter[0] += 1
-                step = parse_step(item, counter[0], loc, defined)
-                for ref in names_read(step):
-                    if ref.name not in defined:
-                        hint = did_you_mean(ref.name, defined) or (
-                            "define it under 'given' or assign it in an earlier step")
-                        raise self.err(loc, f"in step {item!r}: {ref.name!r} is not defined", hint, code="CF002")
+                step, reads, operations = parse_step_uses(item, counter[0], loc, defined)
+                if not reads <= defined:
+                    undefined = next(ref.name for ref in names_read(step) if ref.name not in defined)
+                    hint = did_you_mean(undefined, defined) or (
+                        "define it under 'given' or assign it in an earlier step")
+                    raise self.err(loc, f"in step {item!r}: {undefined!r} is not defined", hint, code="CF002")
                 defined.update(names_bound(step))
+                self.step_operations.append((step, operations))
                 out.append(step)
             elif isinstance(item, YMap) and len(item) == 1:
                 (block, body), = item.items()
@@ -373,13 +384,10 @@ class _CaseReader:
                                "write the step as text, e.g. - y = x.add_(1); or a block: - no_grad: [...]")
         return out
 
-    def check_operations(self, steps: list[Step]) -> None:
+    def check_operations(self) -> None:
         known = self.vocab.operations or ()
-        for step in steps:
-            if step.kind == "block":
-                self.check_operations(list(step.body))
-                continue
-            for key in sorted(operations_of(step)):
+        for step, operations in self.step_operations:
+            for key in sorted(operations):
                 if key not in known:
                     prefix, _, name = key.partition(":")
                     same_kind = [k.partition(":")[2] for k in known if k.startswith(prefix + ":")]
@@ -450,8 +458,7 @@ class _CaseReader:
                 if rshape != ishape:
                     raise self.err(loc, f"'{key}': 'real' and 'imag' have different shapes")
                 return {"real": real, "imag": imag}
-            self.literal(value, loc, f"'{key}'")
-            return _plain(value)
+            return self.literal(value, loc, f"'{key}'")[0]
         if key == "dtype":
             if value not in DTYPES:
                 raise self.err(loc, f"unknown dtype {value!r}", did_you_mean(str(value), DTYPES) or None)
@@ -624,6 +631,38 @@ def _describe_op(key: str) -> str:
     }.get(prefix, key)
 
 
+_NUMBER_KINDS = {bool: "bool", int: "int", float: "float"}
+
+
+def _regular_numbers(value: Any, kinds: set[str]) -> tuple[Any, tuple[int, ...]] | None:
+    """(plain nested lists, shape) of a regular nested list of numbers, adding the kinds of
+    number met to ``kinds``; None if it is ragged or holds anything but numbers (the slow
+    walk then finds the error and where it is). One pass: data lists are most of a case."""
+    if not isinstance(value, list):
+        kind = _NUMBER_KINDS.get(type(value))
+        if kind is None:
+            return None
+        kinds.add(kind)
+        return value, ()
+    if not value:
+        return [], (0,)
+    if not isinstance(value[0], list):  # a row of numbers, or an error
+        row_kinds = {_NUMBER_KINDS.get(type(v)) for v in value}
+        if None in row_kinds:
+            return None
+        kinds |= row_kinds
+        return list(value), (len(value),)
+    rows = []
+    shape = None
+    for item in value:
+        checked = _regular_numbers(item, kinds) if isinstance(item, list) else None
+        if checked is None or (shape is not None and checked[1] != shape):
+            return None
+        rows.append(checked[0])
+        shape = checked[1]
+    return rows, (len(value),) + shape
+
+
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float, bool))
 
@@ -642,15 +681,6 @@ def _default_dtype(kinds: set[str]) -> str:
     if kinds == {"bool"}:
         return "bool"
     return "int64"
-
-
-def _plain(v: Any) -> Any:
-    """YList/YMap -> list/dict, so the model holds plain data."""
-    if isinstance(v, list):
-        return [_plain(x) for x in v]
-    if isinstance(v, dict):
-        return {k: _plain(x) for k, x in v.items()}
-    return v
 
 
 def _kind(v: Any) -> str:

@@ -47,6 +47,10 @@ class _Parser:
         self.text = text
         self.location = location
         self.defined = defined
+        # what the step uses, noted while its IR is built (walking the IR again for them
+        # was a tenth of the cost of loading a case)
+        self.reads: set[str] = set()
+        self.operations: set[str] = set()
 
     def fail(self, node: ast.AST | None, message: str, hint: str | None = None) -> CaseFormatError:
         col = self.location.column
@@ -91,8 +95,12 @@ class _Parser:
             op = INPLACE.get(type(stmt.op))
             if op is None:
                 raise self.fail(stmt, "this augmented assignment operator is not supported")
-            return Step(kind="augassign", targets=(self.target(stmt.target),),
-                        value=self.expr(stmt.value), aug_op=op, **base)
+            target = self.target(stmt.target)
+            if isinstance(target, NameTarget):
+                self.reads.add(target.name)
+            elif isinstance(target, AttrTarget):
+                self.operations.add("attr:" + target.attr)
+            return Step(kind="augassign", targets=(target,), value=self.expr(stmt.value), aug_op=op, **base)
         if isinstance(stmt, ast.Expr):
             return Step(kind="expr", value=self.expr(stmt.value), **base)
         raise self.fail(stmt, f"'{type(stmt).__name__}' statements are not allowed in a step",
@@ -111,6 +119,7 @@ class _Parser:
             return ItemTarget(self.expr(node.value), self.index(node.slice))
         if isinstance(node, ast.Attribute):
             self.check_name(node, node.attr)
+            self.operations.add("setattr:" + node.attr)
             return AttrTarget(self.expr(node.value), node.attr)
         raise self.fail(node, "cannot assign to this", "assign to a name, x[...] or x.attribute")
 
@@ -126,6 +135,7 @@ class _Parser:
             raise self.fail(node, f"{_REFUSED[type(node)]} is not allowed in a step")
         if isinstance(node, ast.Name):
             self.check_name(node, node.id)
+            self.reads.add(node.id)
             return Ref(node.id)
         if isinstance(node, ast.Constant):
             if isinstance(node.value, bytes):
@@ -160,6 +170,7 @@ class _Parser:
             return PyOp("getitem", (self.expr(node.value), self.index(node.slice)))
         if isinstance(node, ast.Attribute):
             self.check_name(node, node.attr)
+            self.operations.add("attr:" + node.attr)
             return Op("attr:" + node.attr, (self.expr(node.value),))
         if isinstance(node, ast.Call):
             return self.call(node)
@@ -176,13 +187,18 @@ class _Parser:
         func = node.func
         if isinstance(func, ast.Attribute):
             self.check_name(func, func.attr)
-            return Op("method:" + func.attr, (self.expr(func.value),) + args, tuple(kwargs))
+            return self.op("method:" + func.attr, (self.expr(func.value),) + args, tuple(kwargs))
         if isinstance(func, ast.Name):
             self.check_name(func, func.id)
             if func.id in self.defined:  # calling a value the case made, e.g. a layer
-                return Op("call", (Ref(func.id),) + args, tuple(kwargs))
-            return Op("fn:" + func.id, args, tuple(kwargs))
-        return Op("call", (self.expr(func),) + args, tuple(kwargs))
+                self.reads.add(func.id)
+                return self.op("call", (Ref(func.id),) + args, tuple(kwargs))
+            return self.op("fn:" + func.id, args, tuple(kwargs))
+        return self.op("call", (self.expr(func),) + args, tuple(kwargs))
+
+    def op(self, key: str, args: tuple[Expr, ...], kwargs: tuple[tuple[str, Expr], ...]) -> Op:
+        self.operations.add(key)
+        return Op(key, args, kwargs)
 
     def index(self, node: ast.AST) -> Expr:
         if isinstance(node, ast.Slice):
@@ -213,6 +229,15 @@ def parse_step(text: str, number: int, location: Location, defined: set[str]) ->
     """Parse one step's text. ``defined`` holds the names bound before it (a call of a
     defined name calls that value, e.g. a layer; otherwise it is a function operation)."""
     return _Parser(text, location, defined).statement(number)
+
+
+def parse_step_uses(text: str, number: int, location: Location,
+                    defined: set[str]) -> tuple[Step, set[str], set[str]]:
+    """:func:`parse_step`, with the names the step reads and the operation-table keys it
+    needs: the sets of :func:`names_read` and :func:`operations_of`, without walking the IR."""
+    parser = _Parser(text, location, defined)
+    step = parser.statement(number)
+    return step, parser.reads, parser.operations
 
 
 # --------------------------------------------------------------------------- walking the IR

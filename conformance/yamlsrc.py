@@ -29,35 +29,55 @@ _SCALAR_TAGS = {_CORE + t for t in ("str", "int", "float", "bool", "null")}
 _NUMBER_TAGS = {_CORE + "int", _CORE + "float"}
 
 
-class YMap(dict):
+class _Located:
+    """Where a mapping or list was written: kept as the parser's start mark and made a
+    Location when asked (most never are, and a case file has thousands of them)."""
+
+    __slots__ = ()
+    _file: str
+    _at: Any  # a Location, or the parser's mark
+
+    @property
+    def location(self) -> Location:
+        at = self._at
+        if type(at) is not Location:
+            at = self._at = Location(self._file, at.line + 1, at.column + 1)
+        return at
+
+    @location.setter
+    def location(self, value: Location) -> None:
+        self._file, self._at = value.file, value
+
+
+class YMap(_Located, dict):
     """A mapping that remembers where it and each key were written."""
 
-    location: Location
-    # key -> its Location, or the parser's start mark of the key (made a Location when
-    # asked: most are never asked, and a case file has thousands)
+    __slots__ = ("_file", "_at", "key_locations")
+    # key -> its Location, or the parser's start mark of the key (made a Location when asked)
     key_locations: dict[str, Any]
 
     def where(self, key: str) -> Location:
-        return _located(self.location.file, self.key_locations.get(key), self.location)
+        at = self.key_locations.get(key)
+        if at is None:
+            return self.location
+        if type(at) is Location:
+            return at
+        return Location(self._file, at.line + 1, at.column + 1)
 
 
-class YList(list):
+class YList(_Located, list):
     """A sequence that remembers where it and each item were written."""
 
-    location: Location
+    __slots__ = ("_file", "_at", "item_locations")
     item_locations: list[Any]  # Locations, or the parser's start marks (as for YMap)
 
     def where(self, index: int) -> Location:
-        at = self.item_locations[index] if index < len(self.item_locations) else None
-        return _located(self.location.file, at, self.location)
-
-
-def _located(file: str, at: Any, default: Location) -> Location:
-    if at is None:
-        return default
-    if isinstance(at, Location):
-        return at
-    return Location(file, at.line + 1, at.column + 1)
+        if index >= len(self.item_locations):
+            return self.location
+        at = self.item_locations[index]
+        if type(at) is Location:
+            return at
+        return Location(self._file, at.line + 1, at.column + 1)
 
 
 def location_of(value: Any, default: Location) -> Location:
@@ -185,62 +205,81 @@ _CACHE_LIMIT = 50_000
 _CACHED_TEXT_CHARS = 100
 
 
+_NO_KEY = object()  # a mapping's next scalar is a key, not a value
+
+
 class _Builder:
     """Plain values from one document's events, each collection remembering where it and
-    its keys or items were written."""
+    its keys or items were written. Iterative, not recursive: a case file has tens of
+    thousands of values, and most are short plain scalars already resolved once."""
 
     def __init__(self, file: str, events: list[yaml.Event]) -> None:
         self.file = file
         self.events = events
-        self.next = 0  # index of the next event to build from
 
     def build(self) -> Any:
-        event = self.events[self.next]
-        self.next += 1
-        kind = type(event)
-        if kind is yaml.ScalarEvent:
-            if event.tag is None and event.implicit[0]:  # plain and untagged: most values
-                known = _PLAIN_VALUES.get(event.value)
-                if known is not None:
-                    return known[0]
-            return self.scalar(event)
-        loc = _loc(self.file, event)
-        events = self.events
-        if kind is yaml.SequenceStartEvent:
-            self.check_tag(event, _SEQ, loc)
-            out = YList()
-            out.location = loc
-            out.item_locations = marks = []
-            while type(events[self.next]) is not yaml.SequenceEndEvent:
-                marks.append(events[self.next].start_mark)
-                out.append(self.build())
-            self.next += 1
-            return out
-        self.check_tag(event, _MAP, loc)
-        out_map = YMap()
-        out_map.location = loc
-        out_map.key_locations = key_marks = {}
-        while type(events[self.next]) is not yaml.MappingEndEvent:
-            key_event = events[self.next]
-            if type(key_event) is not yaml.ScalarEvent:
-                raise CaseFormatError(_loc(self.file, key_event), "mapping keys must be plain strings",
-                                      "use a plain word as the key")
-            if key_event.value == "<<" and self.tag(key_event) == _MERGE:  # only '<<' resolves to merge
-                raise CaseFormatError(_loc(self.file, key_event), "YAML merge keys ('<<') are not allowed",
-                                      "write the keys out in full")
-            self.build()  # refuses tags and overlong numbers on keys too
-            # The key's text as written: YAML 1.1 would turn keys such as 'on' into
-            # booleans, and no key of the case format is anything but a name.
-            key = key_event.value
-            if key in out_map:
-                raise CaseFormatError(
-                    _loc(self.file, key_event), f"duplicate key {key!r} (first at line {out_map.where(key).line})",
-                    "remove or rename one of them",
-                )
-            key_marks[key] = key_event.start_mark
-            out_map[key] = self.build()
-        self.next += 1
-        return out_map
+        file = self.file
+        document: Any = None
+        top: Any = None  # the collection being filled; None before the document's value
+        top_is_map = False
+        key: Any = _NO_KEY  # in a mapping: the key waiting for its value
+        open_collections: list[tuple[Any, bool, Any]] = []
+        for event in self.events:
+            kind = type(event)
+            if kind is yaml.ScalarEvent:
+                if top_is_map and key is _NO_KEY:
+                    key = self.key(event, top)
+                    continue
+                known = _PLAIN_VALUES.get(event.value) if event.tag is None and event.implicit[0] else None
+                value = known[0] if known is not None else self.scalar(event)
+            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                if top_is_map and key is _NO_KEY:
+                    raise CaseFormatError(_loc(file, event), "mapping keys must be plain strings",
+                                          "use a plain word as the key")
+                if kind is yaml.MappingStartEvent:
+                    if event.tag is not None:
+                        self.check_tag(event, _MAP)
+                    value = YMap()
+                    value.key_locations = {}
+                else:
+                    if event.tag is not None:
+                        self.check_tag(event, _SEQ)
+                    value = YList()
+                    value.item_locations = []
+                value._file, value._at = file, event.start_mark
+            else:  # the end of a mapping or a list: back to the collection holding it
+                top, top_is_map, key = open_collections.pop()
+                continue
+            if top is None:
+                document = value
+            elif top_is_map:
+                top[key] = value
+                key = _NO_KEY
+            else:
+                top.item_locations.append(event.start_mark)
+                top.append(value)
+            if kind is not yaml.ScalarEvent:
+                open_collections.append((top, top_is_map, key))
+                top, top_is_map, key = value, kind is yaml.MappingStartEvent, _NO_KEY
+        return document
+
+    def key(self, event: yaml.ScalarEvent, mapping: YMap) -> str:
+        """Check a mapping key and note where it is; return its text as written (YAML 1.1
+        would turn keys such as 'on' into booleans, and no key of the case format is
+        anything but a name)."""
+        text = event.value
+        if text == "<<" and self.tag(event) == _MERGE:  # only '<<' resolves to merge
+            raise CaseFormatError(_loc(self.file, event), "YAML merge keys ('<<') are not allowed",
+                                  "write the keys out in full")
+        if not (event.tag is None and event.implicit[0] and text in _PLAIN_VALUES):
+            self.scalar(event)  # refuses tags and overlong numbers on keys too
+        if text in mapping:
+            raise CaseFormatError(
+                _loc(self.file, event), f"duplicate key {text!r} (first at line {mapping.where(text).line})",
+                "remove or rename one of them",
+            )
+        mapping.key_locations[text] = event.start_mark
+        return text
 
     @staticmethod
     def tag(event: yaml.Event) -> str:
@@ -253,10 +292,11 @@ class _Builder:
             return _RESOLVER.resolve(node, None, event.implicit)
         return tag
 
-    def check_tag(self, event: yaml.Event, allowed: str, loc: Location) -> None:
+    def check_tag(self, event: yaml.Event, allowed: str) -> None:
         tag = self.tag(event)
         if tag != allowed:
-            raise CaseFormatError(loc, f"YAML tag {tag!r} is not allowed in case files", "remove the tag")
+            raise CaseFormatError(_loc(self.file, event), f"YAML tag {tag!r} is not allowed in case files",
+                                  "remove the tag")
 
     def scalar(self, event: yaml.ScalarEvent) -> Any:
         tag = self.tag(event)

@@ -62,7 +62,9 @@ from conformance.loader import (  # noqa: E402
     CASE_KEYS, MAX_ELEMENTS, MAX_STEPS, OVERRIDE_KEYS, TENSOR_KEYS, LoadResult, load_file, load_text,
 )
 from conformance.model import CLAIM_STANCES, DTYPES, ERROR_KINDS, RELATIONS, TENSOR_PROPERTIES, CaseFormatError  # noqa: E402
-from conformance.steps import BLOCKS, MAX_STEP_CHARS, names_bound, names_read, operations_of  # noqa: E402
+from conformance.steps import (  # noqa: E402
+    BLOCKS, MAX_STEP_CHARS, names_bound, names_read, operations_of, parse_step_uses,
+)
 from conformance.yamlsrc import YList, YMap, parse  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -389,12 +391,18 @@ def check_case(case: Any, file: str, bound: int) -> None:
     flat = case.flat_steps()
     assert [s.number for s in flat] == list(range(1, len(flat) + 1))
     assert 1 <= len(flat) <= MAX_STEPS
+    defined = set(names)
     for step in flat:
         assert len(step.text) <= MAX_STEP_CHARS
         used = [r.name for r in names_read(step)] + names_bound(step)
         used += [key.partition(":")[2] for key in operations_of(step)]
         assert not any(n.startswith("_") for n in used), step.text  # no dunder reaches an adapter
         assert operations_of(step) <= set(VOCAB.operations), step.text
+        # what the parser noted while building the IR is what walking the IR finds
+        again, reads, operations = parse_step_uses(step.text, step.number, step.location, defined)
+        assert again == step
+        assert (reads, operations) == ({r.name for r in names_read(step)}, operations_of(step)), step.text
+        defined.update(names_bound(step))
     for expect in [case.expect] + [o.expect.expect for o in case.overrides.values() if o.expect]:
         for ref in (expect.error, expect.warning):
             assert ref is None or 1 <= ref.at <= len(flat)

@@ -300,7 +300,7 @@ def test_step_limit_is_checked_before_any_step_is_parsed(monkeypatch: pytest.Mon
     def parse_step_must_not_run(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a step was parsed before the step count was checked")
 
-    monkeypatch.setattr(loader, "parse_step", parse_step_must_not_run)
+    monkeypatch.setattr(loader, "parse_step_uses", parse_step_must_not_run)
     error = only_error(load_text(text, "cases/steps.yaml", vocabulary))
     assert error.message == f"a case has at most {loader.MAX_STEPS} steps ({count} given)"
     assert error.location.line == 5
