@@ -68,8 +68,7 @@ class CaseCache:
             data = read_case_file(path)
         except OSError as exc:
             return unreadable(display_path, exc)
-        key = hashlib.sha256(self.salt + display_path.encode() + b"\0" + bytes([draft]) + data).hexdigest()
-        entry = self.directory / key[:2] / f"{key}.pickle"
+        entry = self._entry(data, display_path, draft)
         try:
             result = pickle.loads(entry.read_bytes())
             if isinstance(result, LoadResult) and result.path == display_path:
@@ -81,6 +80,18 @@ class CaseCache:
         result = load_bytes(data, display_path, self.vocabulary, draft)
         self._write(entry, result)
         return result
+
+    def holds(self, path: str | Path, display_path: str, draft: bool = False) -> bool:
+        """Whether loading the file would be a hit (or an unreadable file, also no work)."""
+        try:
+            data = read_case_file(path)
+        except OSError:
+            return True
+        return self._entry(data, display_path, draft).is_file()
+
+    def _entry(self, data: bytes, display_path: str, draft: bool) -> Path:
+        key = hashlib.sha256(self.salt + display_path.encode() + b"\0" + bytes([draft]) + data).hexdigest()
+        return self.directory / key[:2] / f"{key}.pickle"
 
     def _write(self, entry: Path, result: LoadResult) -> None:
         try:

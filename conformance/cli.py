@@ -28,9 +28,9 @@ def _case_roots() -> list[str]:
     local = Path("cases")
     if local.is_dir():
         return [str(local)]
-    from conformance import plugin
+    from conformance.collect import CASES_PACKAGE_DIR
 
-    return [str(plugin.CASES_PACKAGE_DIR)]
+    return [str(CASES_PACKAGE_DIR)]
 
 
 def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:

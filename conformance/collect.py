@@ -7,6 +7,8 @@ collection errors, and one bad file must not hide the results of the others.
 
 from __future__ import annotations
 
+import fnmatch
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -16,8 +18,9 @@ import pytest
 from conformance import registry
 from conformance.casecache import CaseCache, make_cache
 from conformance.engine import FAIL, Outcome, not_applicable, run
-from conformance.loader import Vocabulary, load_file
+from conformance.loader import LoadResult, Vocabulary, load_file
 from conformance.model import Case, CaseFormatError, Location
+from conformance.preload import Preloader, possible, worth_it
 from conformance.render import render_failure
 from conformance.results import ERROR, SKIPPED, case_info, outcome_record, unrun_record
 from conformance.sandbox import FrameworkUnavailable, Sandbox, SandboxError
@@ -28,14 +31,29 @@ lost_key = pytest.StashKey[SandboxError]()
 sandbox_key = pytest.StashKey["Sandbox | None"]()
 
 
+CASE_SUFFIXES = (".yaml", ".yml")
+# the corpus installed with the package (conformance.cases), collected wherever it is
+CASES_PACKAGE_DIR = Path(__file__).resolve().parent / "cases"
+
+
 @dataclass
 class CaseIndex:
-    """Session-wide: the vocabulary, the cache of loaded files, and where each case id was
-    first seen."""
+    """Session-wide: the vocabulary, the cache of loaded files, the helper loading files
+    during collection, and where each case id was first seen."""
 
     vocabulary: Vocabulary
     cache: CaseCache | None = None
+    preloader: Preloader | None = None
     first_seen: dict[str, Location] = field(default_factory=dict)
+
+    def load(self, path: Path, display: str) -> LoadResult:
+        if self.preloader is not None:
+            result = self.preloader.take(path)
+            if result is not None:
+                return result
+        if self.cache is not None:
+            return self.cache.load(path, display)
+        return load_file(path, self.vocabulary, display_path=display)
 
 
 def make_index() -> CaseIndex:
@@ -44,6 +62,70 @@ def make_index() -> CaseIndex:
 
 
 index_key = pytest.StashKey[CaseIndex]()
+
+
+def is_case_file(path: Path, session: pytest.Session) -> bool:
+    """A YAML file named on the command line, or under a ``conformance_paths`` folder."""
+    if path.suffix not in CASE_SUFFIXES:
+        return False
+    roots = [Path(p) for p in session.config.getini("conformance_paths")] + [CASES_PACKAGE_DIR]
+    return session.isinitpath(path) or any(path.is_relative_to(r) for r in roots)
+
+
+def start_preloader(session: pytest.Session) -> None:
+    """Start a helper loading the case files this collection will read, when it pays
+    (conformance.preload.possible and worth_it)."""
+    if not possible(on_xdist_worker=hasattr(session.config, "workerinput")):
+        return
+    index = session.config.stash[index_key]
+    root = Path(str(session.config.rootpath))
+    files, size = [], 0
+    for path in case_files(session):
+        display = _display_path(path, root)
+        if index.cache is None or not index.cache.holds(path, display):
+            files.append((str(path), display))
+            size += path.stat().st_size
+    if files and worth_it(size):
+        index.preloader = Preloader(files, index.vocabulary, index.cache)
+        index.preloader.start()
+
+
+def stop_preloader(session: pytest.Session) -> None:
+    index = session.config.stash[index_key]
+    if index.preloader is not None:
+        index.preloader.close()
+        index.preloader = None
+
+
+def case_files(session: pytest.Session) -> list[Path]:
+    """The case files of the command line's paths, in the order pytest collects them (each
+    folder's entries sorted by name, as pytest's Dir collector does). Only a guess made
+    before pytest walks the folders: a file pytest skips costs the helper some work, a
+    file missed here is loaded by the pytest process; neither changes a result."""
+    config = session.config
+    skip = config.getini("norecursedirs")
+    found: list[Path] = []
+
+    def walk(folder: Path) -> None:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:
+            return
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.is_dir():
+                if not any(fnmatch.fnmatch(entry.name, pattern) for pattern in skip):
+                    walk(path)
+            elif entry.is_file() and is_case_file(path, session):
+                found.append(path)
+
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::", 1)[0]).resolve()
+        if path.is_dir():
+            walk(path)
+        elif path.is_file() and is_case_file(path, session):
+            found.append(path)
+    return found
 
 
 class CaseFailed(Exception):
@@ -56,10 +138,7 @@ class CaseFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         index = self.config.stash[index_key]
         display = _display_path(self.path, Path(str(self.config.rootpath)))
-        if index.cache is not None:
-            result = index.cache.load(self.path, display)
-        else:
-            result = load_file(self.path, index.vocabulary, display_path=display)
+        result = index.load(self.path, display)
         for case_id, error in result.errors:
             yield CaseErrorItem.from_parent(self, name=f"{case_id or '<file>'}[load]", error=error)
         for case in result.cases:

@@ -17,14 +17,14 @@ import pytest
 
 from conformance import registry
 from conformance.collect import (
-    CaseErrorItem, CaseFile, CaseItem, index_key, make_index, report_reason, sandbox_key,
+    CaseErrorItem, CaseFile, CaseItem, index_key, is_case_file, make_index, report_reason,
+    sandbox_key, start_preloader, stop_preloader,
 )
 from conformance.claims import claims
 from conformance.results import ERROR, RECORD_KEY, results_document, unrun_record, write_atomically
 from conformance.sandbox import DEFAULT_TIMEOUT_S, Sandbox
 
 results_key = pytest.StashKey["ResultsRecorder"]()
-CASES_PACKAGE_DIR = Path(__file__).resolve().parent / "cases"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -93,19 +93,18 @@ def pytest_collection(session: pytest.Session) -> Generator[None, Any, Any]:
     # not traverse it either.
     enabled = gc.isenabled()
     gc.disable()
+    start_preloader(session)
     try:
         return (yield)
     finally:
+        stop_preloader(session)
         if enabled:
             gc.freeze()
             gc.enable()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.suffix not in (".yaml", ".yml"):
-        return None
-    roots = [Path(p) for p in parent.config.getini("conformance_paths")] + [CASES_PACKAGE_DIR]
-    if parent.session.isinitpath(file_path) or any(file_path.is_relative_to(r) for r in roots):
+    if is_case_file(file_path, parent.session):
         return CaseFile.from_parent(parent, path=file_path)
     return None
 

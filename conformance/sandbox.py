@@ -225,7 +225,7 @@ class Sandbox:
 # --------------------------------------------------------------------------- the child
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Linux: the kernel kills this child if the process that started it dies (even by
     SIGKILL), so that no framework process outlives an interrupted run."""
     if sys.platform.startswith("linux"):
@@ -243,7 +243,7 @@ def _send(conn: Connection, message: Any) -> None:
 
 def serve(fd: int) -> None:
     """The child's loop: run each item sent until None (or the parent is gone)."""
-    _die_with_parent()
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     faulthandler.enable()  # a segfault prints the Python stack where it happened
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # the parent's timeout asks for it

@@ -362,6 +362,11 @@ ALLOWED = {
         "the sandbox's own socket pair to its child process: an Outcome the suite pickled",
     ("conformance/sandbox.py", "serve", "pickle.loads"):
         "the sandbox's own socket pair from its parent process: a loaded Case the suite pickled",
+    ("conformance/preload.py", "_receive", "pickle.loads"):
+        "the collection helper's own socket pair from its child process: LoadResults the suite pickled",
+    ("conformance/preload.py", "serve", "pickle.loads"):
+        "the collection helper's own socket pair from its parent process: the file list, "
+        "vocabulary and case cache the suite pickled, then claimed file numbers",
     ("conformance/casecache.py", "load", "pickle.loads"):
         "the case cache in the user's cache folder (mode 0700, never the checkout): LoadResults "
         "the suite pickled itself",
