@@ -83,8 +83,11 @@ def start_preloader(session: pytest.Session) -> None:
     for path in case_files(session):
         display = _display_path(path, root)
         if index.cache is None or not index.cache.holds(path, display):
+            try:
+                size += path.stat().st_size
+            except OSError:  # gone since the listing: pytest's own load will say so
+                continue
             files.append((str(path), display))
-            size += path.stat().st_size
     if files and worth_it(size):
         index.preloader = Preloader(files, index.vocabulary, index.cache)
         index.preloader.start()
@@ -113,7 +116,7 @@ def case_files(session: pytest.Session) -> list[Path]:
             return
         for entry in entries:
             path = Path(entry.path)
-            if entry.is_dir():
+            if entry.is_dir(follow_symlinks=False):  # a link is left to pytest (it could loop)
                 if not any(fnmatch.fnmatch(entry.name, pattern) for pattern in skip):
                     walk(path)
             elif entry.is_file() and is_case_file(path, session):

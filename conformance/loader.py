@@ -339,7 +339,7 @@ class _CaseReader:
             return ()
 
         walk(value)
-        raise AssertionError("a literal _regular_numbers refused has an error")  # pragma: no cover
+        raise AssertionError("every literal that _regular_numbers refuses has an error")  # pragma: no cover
 
     # ---- steps
 

@@ -51,7 +51,13 @@ def possible(on_xdist_worker: bool) -> bool:
         return False
     if setting in ("on", "1", "yes", "true"):
         return True
-    return not on_xdist_worker and len(os.sched_getaffinity(0)) > 1
+    return not on_xdist_worker and _usable_cpus() > 1
+
+
+def _usable_cpus() -> int:
+    if hasattr(os, "sched_getaffinity"):  # Linux: the CPUs this process may run on
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def worth_it(total_bytes: int) -> bool:
@@ -83,7 +89,8 @@ class Preloader:
         try:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "conformance.preload", str(child.fileno())],
-                pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, env=env, close_fds=True)
+                pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env,
+                close_fds=True)
         finally:
             child.close()
         self._conn = Connection(parent.detach())

@@ -225,16 +225,13 @@ def _constant(expr: Expr) -> bool:
     return isinstance(expr, PyOp) and all(_constant(a) for a in expr.args)
 
 
-def parse_step(text: str, number: int, location: Location, defined: set[str]) -> Step:
-    """Parse one step's text. ``defined`` holds the names bound before it (a call of a
-    defined name calls that value, e.g. a layer; otherwise it is a function operation)."""
-    return _Parser(text, location, defined).statement(number)
-
-
 def parse_step_uses(text: str, number: int, location: Location,
                     defined: set[str]) -> tuple[Step, set[str], set[str]]:
-    """:func:`parse_step`, with the names the step reads and the operation-table keys it
-    needs: the sets of :func:`names_read` and :func:`operations_of`, without walking the IR."""
+    """Parse one step's text: the step, the names it reads and the operation-table keys it
+    needs (the sets of :func:`names_read` and :func:`operations_of`, noted while parsing
+    rather than found by walking the IR). ``defined`` holds the names bound before it (a
+    call of a defined name calls that value, e.g. a layer; otherwise it is a function
+    operation)."""
     parser = _Parser(text, location, defined)
     step = parser.statement(number)
     return step, parser.reads, parser.operations

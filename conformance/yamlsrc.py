@@ -39,10 +39,9 @@ class _Located:
 
     @property
     def location(self) -> Location:
-        at = self._at
-        if type(at) is not Location:
-            at = self._at = Location(self._file, at.line + 1, at.column + 1)
-        return at
+        if type(self._at) is not Location:
+            self._at = _as_location(self._file, self._at)
+        return self._at
 
     @location.setter
     def location(self, value: Location) -> None:
@@ -58,11 +57,7 @@ class YMap(_Located, dict):
 
     def where(self, key: str) -> Location:
         at = self.key_locations.get(key)
-        if at is None:
-            return self.location
-        if type(at) is Location:
-            return at
-        return Location(self._file, at.line + 1, at.column + 1)
+        return self.location if at is None else _as_location(self._file, at)
 
 
 class YList(_Located, list):
@@ -74,10 +69,12 @@ class YList(_Located, list):
     def where(self, index: int) -> Location:
         if index >= len(self.item_locations):
             return self.location
-        at = self.item_locations[index]
-        if type(at) is Location:
-            return at
-        return Location(self._file, at.line + 1, at.column + 1)
+        return _as_location(self._file, self.item_locations[index])
+
+
+def _as_location(file: str, at: Any) -> Location:
+    """A Location as it is, or the parser's mark (0-based) as a Location."""
+    return at if type(at) is Location else Location(file, at.line + 1, at.column + 1)
 
 
 def location_of(value: Any, default: Location) -> Location:
@@ -128,7 +125,7 @@ def parse(text: str, file: str) -> Any:
 
 
 def _loc(file: str, event: yaml.Event) -> Location:
-    return Location(file, event.start_mark.line + 1, event.start_mark.column + 1)
+    return _as_location(file, event.start_mark)
 
 
 try:  # libyaml's parser, in C: reading the events is most of the cost of a case file

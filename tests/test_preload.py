@@ -5,7 +5,6 @@ that fails or dies costs speed, never a result."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -165,13 +164,13 @@ def test_close_stops_a_working_helper(tmp_path: Path) -> None:
 def test_when_a_helper_is_used(monkeypatch: pytest.MonkeyPatch, setting: str, worker: bool, size: int,
                                expected: bool) -> None:
     monkeypatch.setenv(PRELOAD_ENV, setting)
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(preload, "_usable_cpus", lambda: 2)
     assert (preload.possible(worker) and preload.worth_it(size)) is expected
 
 
 def test_one_cpu_gets_no_helper(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(PRELOAD_ENV, raising=False)
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    monkeypatch.setattr(preload, "_usable_cpus", lambda: 1)
     assert not preload.possible(on_xdist_worker=False)
 
 
