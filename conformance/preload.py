@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from conformance.casecache import CaseCache
+from conformance.children import child_environment, die_with_parent
 from conformance.loader import LoadResult, Vocabulary, load_file
-from conformance.sandbox import die_with_parent
 
 PRELOAD_ENV = "CONFORMANCE_PRELOAD"
 MIN_BYTES = 1_000_000  # about 1,300 cases of the corpus's mix: 0.2 s of parsing
@@ -84,13 +84,11 @@ class Preloader:
 
     def start(self) -> None:
         parent, child = socket.socketpair()
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p or os.getcwd() for p in sys.path)  # import what we import
         try:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "conformance.preload", str(child.fileno())],
-                pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env,
-                close_fds=True)
+                pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                env=child_environment(), close_fds=True)
         finally:
             child.close()
         self._conn = Connection(parent.detach())

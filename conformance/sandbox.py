@@ -21,7 +21,6 @@ docs/reliability.md for the figures). Pure: no pytest.
 
 from __future__ import annotations
 
-import ctypes
 import faulthandler
 import gc
 import os
@@ -36,6 +35,7 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
+from conformance.children import child_environment, die_with_parent
 from conformance.model import Case
 
 DEFAULT_TIMEOUT_S = 60.0  # per item, not counting the framework's import
@@ -99,15 +99,11 @@ class Sandbox:
         self._log_read = 0
         self._case_in_child = None
         self._set_up = set()
-        env = dict(os.environ)
-        # the child must import exactly what this process imports (adapters registered
-        # through entry points, a checkout not installed)
-        env["PYTHONPATH"] = os.pathsep.join(p or os.getcwd() for p in sys.path)
         try:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "conformance.sandbox", str(child.fileno())],
                 pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, stdout=self._log,
-                stderr=self._log, env=env, close_fds=True)
+                stderr=self._log, env=child_environment(), close_fds=True)
         finally:
             child.close()
         self._conn = Connection(parent.detach())
@@ -223,18 +219,6 @@ class Sandbox:
 
 
 # --------------------------------------------------------------------------- the child
-
-
-def die_with_parent() -> None:
-    """Linux: the kernel kills this child if the process that started it dies (even by
-    SIGKILL), so that no framework process outlives an interrupted run."""
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            pr_set_pdeathsig = 1
-            libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
-        except (OSError, AttributeError):
-            pass
 
 
 def _send(conn: Connection, message: Any) -> None:
