@@ -93,7 +93,11 @@ def parse(text: str, file: str) -> Any:
     if len(text) > MAX_FILE_BYTES or len(text.encode("utf-8", errors="replace")) > MAX_FILE_BYTES:
         raise too_large(file)
     try:
-        documents = _read_events(text, file)
+        parser = _EventParser(text)  # libyaml's reads the text whole: a lone surrogate raises here
+        try:
+            return _Builder(file).build(parser)
+        finally:
+            parser.dispose()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -114,14 +118,6 @@ def parse(text: str, file: str) -> Any:
     except UnicodeEncodeError as exc:  # a lone surrogate: no file decoded as UTF-8 holds one
         raise CaseFormatError(Location(file, text.count("\n", 0, exc.start) + 1), f"YAML error: {exc.reason}",
                               "remove the character") from None
-    if not documents:
-        raise CaseFormatError(Location(file, 1), "the file is empty", "add a 'cases:' list")
-    if len(documents) > 1:
-        raise CaseFormatError(
-            _loc(file, documents[1][0]), "more than one YAML document ('---') in a case file",
-            "put all cases of the file in the one 'cases:' list",
-        )
-    return _Builder(file, documents[0]).build()
 
 
 def _loc(file: str, event: yaml.Event) -> Location:
@@ -143,45 +139,6 @@ except ImportError:  # PyYAML built without libyaml: the same events, in Python
 
         def dispose(self) -> None:
             pass
-
-
-def _read_events(text: str, file: str) -> list[list[yaml.Event]]:
-    """The node events of each document. Aliases and nesting deeper than MAX_DEPTH are
-    refused as they are read, where they are written (before a later syntax error), so
-    that nothing is ever built from them."""
-    parser = _EventParser(text)
-    documents: list[list[yaml.Event]] = []
-    events: list[yaml.Event] = []
-    depth = 0
-    try:
-        while True:
-            event = parser.get_event()
-            kind = type(event)
-            if kind is yaml.ScalarEvent:
-                if depth >= MAX_DEPTH:
-                    raise _too_deep(file, event)
-                events.append(event)
-            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
-                if depth >= MAX_DEPTH:
-                    raise _too_deep(file, event)
-                depth += 1
-                events.append(event)
-            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-                depth -= 1
-                events.append(event)
-            elif kind is yaml.AliasEvent:
-                raise CaseFormatError(
-                    _loc(file, event), "YAML anchors and aliases (&name / *name) are not allowed in case files",
-                    "write the value out in full",
-                )
-            elif kind is yaml.DocumentStartEvent:
-                events = []
-            elif kind is yaml.DocumentEndEvent:
-                documents.append(events)
-            elif event is None or kind is yaml.StreamEndEvent:
-                return documents
-    finally:
-        parser.dispose()
 
 
 def _too_deep(file: str, event: yaml.Event) -> CaseFormatError:
@@ -206,30 +163,40 @@ _NO_KEY = object()  # a mapping's next scalar is a key, not a value
 
 
 class _Builder:
-    """Plain values from one document's events, each collection remembering where it and
-    its keys or items were written. Iterative, not recursive: a case file has tens of
-    thousands of values, and most are short plain scalars already resolved once."""
+    """Plain values from one document, built as the parser produces its events, each
+    collection remembering where it and its keys or items were written. One loop, not a
+    call per value, and no list of events: a case file has tens of thousands of values,
+    most of them short plain scalars already resolved once. Every problem is refused where
+    it is written, the first in the file first (a syntax error further down is reported
+    only once everything before it is valid): aliases (which also rules out alias bombs),
+    nesting deeper than MAX_DEPTH, tags, merge keys, duplicate keys, a second document."""
 
-    def __init__(self, file: str, events: list[yaml.Event]) -> None:
+    def __init__(self, file: str) -> None:
         self.file = file
-        self.events = events
 
-    def build(self) -> Any:
+    def build(self, parser: Any) -> Any:
         file = self.file
+        next_event = parser.get_event
+        documents = 0
         document: Any = None
         top: Any = None  # the collection being filled; None before the document's value
         top_is_map = False
         key: Any = _NO_KEY  # in a mapping: the key waiting for its value
         open_collections: list[tuple[Any, bool, Any]] = []
-        for event in self.events:
+        while True:
+            event = next_event()
             kind = type(event)
             if kind is yaml.ScalarEvent:
+                if len(open_collections) >= MAX_DEPTH:
+                    raise _too_deep(file, event)
                 if top_is_map and key is _NO_KEY:
                     key = self.key(event, top)
                     continue
                 known = _PLAIN_VALUES.get(event.value) if event.tag is None and event.implicit[0] else None
                 value = known[0] if known is not None else self.scalar(event)
             elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                if len(open_collections) >= MAX_DEPTH:
+                    raise _too_deep(file, event)
                 if top_is_map and key is _NO_KEY:
                     raise CaseFormatError(_loc(file, event), "mapping keys must be plain strings",
                                           "use a plain word as the key")
@@ -244,8 +211,27 @@ class _Builder:
                     value = YList()
                     value.item_locations = []
                 value._file, value._at = file, event.start_mark
-            else:  # the end of a mapping or a list: back to the collection holding it
-                top, top_is_map, key = open_collections.pop()
+            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                top, top_is_map, key = open_collections.pop()  # back to the collection holding it
+                continue
+            elif kind is yaml.AliasEvent:
+                raise CaseFormatError(
+                    _loc(file, event), "YAML anchors and aliases (&name / *name) are not allowed in case files",
+                    "write the value out in full",
+                )
+            elif kind is yaml.DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    raise CaseFormatError(
+                        _loc(file, next_event()), "more than one YAML document ('---') in a case file",
+                        "put all cases of the file in the one 'cases:' list",
+                    )
+                continue
+            elif event is None or kind is yaml.StreamEndEvent:
+                if not documents:
+                    raise CaseFormatError(Location(file, 1), "the file is empty", "add a 'cases:' list")
+                return document
+            else:  # the stream's start, a document's end
                 continue
             if top is None:
                 document = value
@@ -258,7 +244,6 @@ class _Builder:
             if kind is not yaml.ScalarEvent:
                 open_collections.append((top, top_is_map, key))
                 top, top_is_map, key = value, kind is yaml.MappingStartEvent, _NO_KEY
-        return document
 
     def key(self, event: yaml.ScalarEvent, mapping: YMap) -> str:
         """Check a mapping key and note where it is; return its text as written (YAML 1.1

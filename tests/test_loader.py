@@ -273,6 +273,19 @@ def test_unsafe_or_malformed_yaml_is_refused(text: str, message: str) -> None:
     assert message in only_error(text)
 
 
+@pytest.mark.parametrize("text, message", [
+    # a problem of the values before a syntax error further down: the values' problem
+    ("cases:\n  - id: a.b\n    id: a.c\n  - id: [unclosed\n", "cases/t.yaml:3:5: duplicate key 'id'"),
+    ("cases:\n  - !!binary aGk=\n  - id: [unclosed\n", "cases/t.yaml:2:5: YAML tag"),
+    ("cases:\n  - &a {id: a.b}\n  - *a\n  - id: [unclosed\n", "cases/t.yaml:3:5: YAML anchors and aliases"),
+    # a syntax error before a problem of the values: the syntax error
+    ("cases:\n  - id: [unclosed\n  - id: a.b\n    id: a.c\n", "cases/t.yaml:3:7: YAML syntax error"),
+    ("cases:\n  - id: a.b\n---\ncases: [\n", "cases/t.yaml:4:1: more than one YAML document"),
+])
+def test_the_first_problem_in_the_file_is_the_one_reported(text: str, message: str) -> None:
+    assert only_error(text).startswith(message)
+
+
 @pytest.mark.parametrize("step, message", [
     ("y = x.__class__", "names starting with '_' are not allowed ('__class__')"),
     ("y = __import__('os')", "names starting with '_' are not allowed"),
