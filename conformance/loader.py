@@ -28,6 +28,7 @@ MAX_STEPS = 200
 # the largest value of each integer dtype, for arange: (NumPy would refuse it at run time)
 INT_MAX = {"uint8": 2**8 - 1, "int8": 2**7 - 1, "int16": 2**15 - 1, "int32": 2**31 - 1, "int64": 2**63 - 1}
 MAX_DIMS = 32  # per shape; NumPy allows 64, and no case needs more than a few
+MAX_REGEX_GROUP_DEPTH = 50  # 'match' patterns quote a message; re itself fails somewhere past 400
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 CLAIM_PATTERN = re.compile(r"^S\d-\d\d$")
 NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -615,11 +616,40 @@ def _count_steps(raw: Any) -> int:
 def _check_regex(reader: _CaseReader, pattern: Any, loc: Location) -> None:
     if not isinstance(pattern, str):
         raise reader.err(loc, f"'match' must be a string (a regular expression), got {_kind(pattern)}")
+    # Python's re compiles nested groups by recursion: how deep it gets before a
+    # RecursionError depends on the caller's stack, so the depth is refused here, the same
+    # for every caller, before re sees the pattern
+    depth = _group_depth(pattern)
+    if depth > MAX_REGEX_GROUP_DEPTH:
+        raise reader.err(loc, f"'match' nests groups {depth} deep (at most {MAX_REGEX_GROUP_DEPTH})",
+                         "match a shorter part of the message")
     try:
         re.compile(pattern)
-    except (re.error, OverflowError, RecursionError) as exc:
+    except (re.error, OverflowError) as exc:
         raise reader.err(loc, f"'match' is not a valid regular expression: {exc}",
                          "escape special characters such as ( ) [ ] . with a backslash") from None
+
+
+def _group_depth(pattern: str) -> int:
+    """How deep the groups of a regular expression nest (escapes and character classes
+    skipped; an unbalanced pattern is re's to refuse)."""
+    depth = deepest = 0
+    escaped = in_class = False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth = max(depth - 1, 0)
+    return deepest
 
 
 def _describe_op(key: str) -> str:

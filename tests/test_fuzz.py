@@ -79,9 +79,11 @@ HANG_SECONDS = 10.0
 # here rather than loaded globally so that other tests keep Hypothesis' defaults.
 BUDGET = settings.get_profile("ci") if settings.get_current_profile_name() == "default" else settings.default
 
-# ast.parse warns on some step texts ("invalid decimal literal" for '1x') and re.compile on
-# some patterns ("possible nested set"): noise here, each one is still checked for errors
-pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning", "ignore::FutureWarning")
+# ast.parse warns on some step texts ("invalid decimal literal" for '1x', "invalid escape
+# sequence" for '\ ', a DeprecationWarning before Python 3.12) and re.compile on some
+# patterns ("possible nested set"): noise here, each one is still checked for errors
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning", "ignore::FutureWarning",
+                                        "ignore:invalid escape sequence:DeprecationWarning")
 
 # the strict patterns an accepted id / input name must match in full (the loader's use '$')
 FULL_ID = re.compile(r"[a-z][a-z0-9_]*(\.[a-z0-9_]+)+")
@@ -219,6 +221,19 @@ FIXED_BUGS = (
         wrong=lambda result, text: any(
             e.message.startswith("in step") and e.location.column > len(text.split("\n")[e.location.line - 1]) + 1
             for _, e in result.errors),
+    ),
+)
+
+
+FIXED_BUGS += (
+    KnownBug(
+        "BUG-10", "a 'match' pattern nested too deeply for re (1,200 groups) is refused with the text of "
+        "re's RecursionError, which depends on where the recursion struck: in the 10,000-example run "
+        "load_file said 'maximum recursion depth exceeded while calling a Python object' and lint, for "
+        "the same file, 'maximum recursion depth exceeded' (so lint did not hold the loader's error)",
+        _case("    given:\n      x: [1.0]\n    steps: [y = x + 1]\n"
+              "    expect: {warning: {at: 1, match: '" + "(" * 1200 + ")" * 1200 + "'}}\n"),
+        wrong=lambda result, text: any("recursion" in e.message for _, e in result.errors),
     ),
 )
 

@@ -273,6 +273,23 @@ def test_unsafe_or_malformed_yaml_is_refused(text: str, message: str) -> None:
     assert message in only_error(text)
 
 
+@pytest.mark.parametrize("pattern, message", [
+    ("a{4294967296}", "'match' is not a valid regular expression: the repetition number is too large"),
+    ("(unclosed", "'match' is not a valid regular expression: missing ), unterminated subpattern"),
+    ("(" * 51 + "a" + ")" * 51, "'match' nests groups 51 deep (at most 50)"),
+])
+def test_a_bad_match_pattern_is_refused(pattern: str, message: str) -> None:
+    error = only_error(case_with(extra=f"    frameworks: {{torch: {{reason: r, expect: "
+                                       f"{{warning: {{at: 1, match: '{pattern}'}}}}}}}}\n"))
+    assert message in error
+
+
+def test_a_match_pattern_at_the_nesting_limit_loads() -> None:
+    result = load(case_with(extra="    frameworks: {torch: {reason: r, expect: "
+                                  "{warning: {at: 1, match: '" + "(" * 50 + "a" + ")" * 50 + "'}}}}\n"))
+    assert result.errors == [] and len(result.cases) == 1
+
+
 @pytest.mark.parametrize("text, message", [
     # a problem of the values before a syntax error further down: the values' problem
     ("cases:\n  - id: a.b\n    id: a.c\n  - id: [unclosed\n", "cases/t.yaml:3:5: duplicate key 'id'"),
