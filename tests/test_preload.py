@@ -5,6 +5,7 @@ that fails or dies costs speed, never a result."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -145,13 +146,19 @@ def test_the_helper_fills_the_case_cache(files: list[tuple[str, str]], tmp_path:
         assert same(cache.load(path, display), direct(path, display))
 
 
-def test_close_stops_a_working_helper(tmp_path: Path) -> None:
+@pytest.mark.parametrize("pause", [0.0, 1.0])
+def test_close_stops_a_working_helper(tmp_path: Path, pause: float) -> None:
+    # 0 s: the helper is starting; 1 s: it is loading, or blocked sending results nobody
+    # takes (a socket holds a few files' results): as when collection is interrupted
     paths = write_cases(tmp_path / "cases", files=40, cases=50)
-    preloader = Preloader([(str(p), p.name) for p in paths], registry.vocabulary(), None)
+    cache = CaseCache(tmp_path / "cache", registry.vocabulary())
+    preloader = Preloader([(str(p), p.name) for p in paths], registry.vocabulary(), cache)
     preloader.start()
     process = preloader._proc
-    preloader.close()  # stops after its current file
-    assert process is not None and process.poll() is not None
+    time.sleep(pause)
+    preloader.close()
+    assert process is not None and process.returncode == 0  # it stopped by itself, not killed
+    assert not list((tmp_path / "cache").rglob(".tmp-*"))  # no cache entry cut short
 
 
 @pytest.mark.parametrize("setting, worker, size, expected", [
