@@ -75,7 +75,8 @@ def is_case_file(path: Path, session: pytest.Session) -> bool:
 def start_preloader(session: pytest.Session) -> None:
     """Start a helper loading the case files this collection will read, when it pays
     (conformance.preload.possible and worth_it)."""
-    if not possible(on_xdist_worker=hasattr(session.config, "workerinput")):
+    worker = getattr(session.config, "workerinput", None)  # set on xdist workers
+    if not possible(collecting_processes=int(worker.get("workercount", 1)) if worker else 1):
         return
     index = session.config.stash[index_key]
     root = Path(str(session.config.rootpath))

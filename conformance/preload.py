@@ -11,9 +11,10 @@ same whichever process loads it (the same loader, vocabulary, shown path and cas
 which the helper fills as the pytest process would). If the helper fails or dies, the
 pytest process loads what is left itself, so results are never lost, only slower.
 
-Used only where it pays (:func:`possible`, :func:`worth_it`): at least :data:`MIN_BYTES` of files to parse
-(a helper takes about 0.13 s to start), more than one CPU, and not on an xdist worker
-(the workers already use the cores). ``CONFORMANCE_PRELOAD=off`` never starts one;
+Used only where it pays (:func:`possible`, :func:`worth_it`): at least :data:`MIN_BYTES`
+of files to parse (a helper takes about 0.13 s to start), and two CPUs for each process
+collecting at once (one pytest process, or each xdist worker: on 2 CPUs with ``-n 2`` the
+workers already use them). ``CONFORMANCE_PRELOAD=off`` never starts one;
 ``=on`` always does (the tests use it on small corpora). Pure: no pytest.
 """
 
@@ -44,14 +45,16 @@ def _setting() -> str:
     return os.environ.get(PRELOAD_ENV, "").strip().lower()
 
 
-def possible(on_xdist_worker: bool) -> bool:
-    """Whether a helper may be started at all (before looking at the files)."""
+def possible(collecting_processes: int = 1) -> bool:
+    """Whether a helper may be started (before looking at the files), when this process is
+    one of ``collecting_processes`` collecting at once (xdist's workers): each would start
+    its own helper, so it takes two CPUs per collecting process."""
     setting = _setting()
     if setting in ("off", "0", "no", "false") or os.name != "posix":  # the socket goes by file descriptor
         return False
     if setting in ("on", "1", "yes", "true"):
         return True
-    return not on_xdist_worker and _usable_cpus() > 1
+    return _usable_cpus() >= 2 * collecting_processes
 
 
 def _usable_cpus() -> int:

@@ -161,24 +161,20 @@ def test_close_stops_a_working_helper(tmp_path: Path, pause: float) -> None:
     assert not list((tmp_path / "cache").rglob(".tmp-*"))  # no cache entry cut short
 
 
-@pytest.mark.parametrize("setting, worker, size, expected", [
-    ("", False, preload.MIN_BYTES, True),
-    ("", False, preload.MIN_BYTES - 1, False),  # too little to pay for the helper's start
-    ("", True, preload.MIN_BYTES, False),  # xdist workers use the cores already
-    ("off", False, preload.MIN_BYTES, False),
-    ("on", True, 1, True),
+@pytest.mark.parametrize("setting, cpus, collecting, size, expected", [
+    ("", 2, 1, preload.MIN_BYTES, True),
+    ("", 2, 1, preload.MIN_BYTES - 1, False),  # too little to pay for the helper's start
+    ("", 1, 1, preload.MIN_BYTES, False),  # one CPU: nothing to share
+    ("", 2, 2, preload.MIN_BYTES, False),  # -n 2 on 2 CPUs: the workers use them already
+    ("", 4, 2, preload.MIN_BYTES, True),  # -n 2 on 4 CPUs: a helper per worker
+    ("off", 2, 1, preload.MIN_BYTES, False),
+    ("on", 1, 2, 1, True),
 ])
-def test_when_a_helper_is_used(monkeypatch: pytest.MonkeyPatch, setting: str, worker: bool, size: int,
-                               expected: bool) -> None:
+def test_when_a_helper_is_used(monkeypatch: pytest.MonkeyPatch, setting: str, cpus: int, collecting: int,
+                               size: int, expected: bool) -> None:
     monkeypatch.setenv(PRELOAD_ENV, setting)
-    monkeypatch.setattr(preload, "_usable_cpus", lambda: 2)
-    assert (preload.possible(worker) and preload.worth_it(size)) is expected
-
-
-def test_one_cpu_gets_no_helper(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(PRELOAD_ENV, raising=False)
-    monkeypatch.setattr(preload, "_usable_cpus", lambda: 1)
-    assert not preload.possible(on_xdist_worker=False)
+    monkeypatch.setattr(preload, "_usable_cpus", lambda: cpus)
+    assert (preload.possible(collecting) and preload.worth_it(size)) is expected
 
 
 # --------------------------------------------------------------------------- through pytest
@@ -242,11 +238,16 @@ def test_collection_with_the_helper_is_collection_without_it(corpus: pytest.Pyte
     assert line(helped, "GUESSED") == line(helped, "COLLECTED")
 
 
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
 def test_a_run_with_the_helper_records_what_a_run_without_it_records(corpus: pytest.Pytester,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     workers: tuple[str, ...]) -> None:
+    if workers:
+        pytest.importorskip("xdist")
     monkeypatch.setenv("CONFORMANCE_CACHE_DIR", "off")
     run(corpus, monkeypatch, "off", "--frameworks", "numpy", "--conformance-results", "without.json")
-    run(corpus, monkeypatch, "on", "--frameworks", "numpy", "--conformance-results", "helped.json")
+    # with -n 2 and =on, each worker has a helper of its own
+    run(corpus, monkeypatch, "on", *workers, "--frameworks", "numpy", "--conformance-results", "helped.json")
 
     def comparable(name: str) -> list[dict]:
         records = json.loads((corpus.path / name).read_text())["results"]
