@@ -118,7 +118,9 @@ def case_files(session: pytest.Session) -> list[Path]:
         for entry in entries:
             path = Path(entry.path)
             if entry.is_dir(follow_symlinks=False):  # a link is left to pytest (it could loop)
-                if not any(fnmatch.fnmatch(entry.name, pattern) for pattern in skip):
+                # pytest skips these, and a virtualenv (which has a pyvenv.cfg) unless asked
+                if not any(fnmatch.fnmatch(entry.name, pattern) for pattern in skip) and \
+                        not (path / "pyvenv.cfg").is_file():
                     walk(path)
             elif entry.is_file() and is_case_file(path, session):
                 found.append(path)

@@ -207,6 +207,10 @@ def corpus(pytester: pytest.Pytester) -> pytest.Pytester:
     (root / "views" / "zz_bad_case.yaml").write_text(BAD_CASE)
     # the same case id in two files: the second is a [duplicate] item
     (root / "views" / "zz_duplicate.yaml").write_text("cases:\n" + CASE.format(family="views", n=0, f=0))
+    # folders pytest does not enter (norecursedirs '.*', a virtualenv): nor does the guess
+    write_cases(root / ".hidden", files=1, cases=1, family="hidden")
+    write_cases(root / "env", files=1, cases=1, family="venv")
+    (root / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     pytester.makeconftest(REPORT_CONFTEST)
     return pytester
 
