@@ -28,7 +28,7 @@ from pathlib import Path
 import yaml
 
 from conformance import loader, model, steps, yamlsrc
-from conformance.loader import LoadResult, Vocabulary, load_bytes, read_case_file, unreadable
+from conformance.loader import LoadResult, Vocabulary, load_bytes, load_file, read_case_file, unreadable
 
 CACHE_ENV = "CONFORMANCE_CACHE_DIR"
 DISABLED = ("off", "0", "none", "")
@@ -106,6 +106,15 @@ class CaseCache:
                 raise
         except OSError:
             pass  # a read-only or full disk: the cache is an optimisation, the run goes on
+
+
+def load_through(cache: CaseCache | None, path: str | Path, display_path: str,
+                 vocabulary: Vocabulary) -> LoadResult:
+    """Load a case file through the cache, or straight when there is none (the pytest
+    process and the collection helper load files the same way)."""
+    if cache is not None:
+        return cache.load(path, display_path)
+    return load_file(path, vocabulary, display_path=display_path)
 
 
 def make_cache(vocabulary: Vocabulary) -> CaseCache | None:

@@ -16,9 +16,9 @@ from typing import Any, Iterator
 import pytest
 
 from conformance import registry
-from conformance.casecache import CaseCache, make_cache
+from conformance.casecache import CaseCache, load_through, make_cache
 from conformance.engine import FAIL, Outcome, not_applicable, run
-from conformance.loader import LoadResult, Vocabulary, load_file
+from conformance.loader import LoadResult, Vocabulary
 from conformance.model import Case, CaseFormatError, Location
 from conformance.preload import Preloader, possible, worth_it
 from conformance.render import render_failure
@@ -51,9 +51,7 @@ class CaseIndex:
             result = self.preloader.take(path)
             if result is not None:
                 return result
-        if self.cache is not None:
-            return self.cache.load(path, display)
-        return load_file(path, self.vocabulary, display_path=display)
+        return load_through(self.cache, path, display, self.vocabulary)
 
 
 def make_index() -> CaseIndex:
@@ -80,16 +78,18 @@ def start_preloader(session: pytest.Session) -> None:
         return
     index = session.config.stash[index_key]
     root = Path(str(session.config.rootpath))
-    files, size = [], 0
+    sizes: dict[tuple[str, str], int] = {}
     for path in case_files(session):
-        display = _display_path(path, root)
-        if index.cache is None or not index.cache.holds(path, display):
-            try:
-                size += path.stat().st_size
-            except OSError:  # gone since the listing: pytest's own load will say so
-                continue
-            files.append((str(path), display))
-    if files and worth_it(size):
+        try:
+            sizes[(str(path), _display_path(path, root))] = path.stat().st_size
+        except OSError:  # gone since the listing: pytest's own load will say so
+            continue
+    # sizes first: a corpus too small for a helper even uncached (the usual case) is not
+    # read here only to be read again when pytest loads it
+    if not worth_it(sum(sizes.values())):
+        return
+    files = [file for file in sizes if index.cache is None or not index.cache.holds(*file)]
+    if files and worth_it(sum(sizes[file] for file in files)):
         index.preloader = Preloader(files, index.vocabulary, index.cache)
         index.preloader.start()
 

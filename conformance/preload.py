@@ -31,9 +31,9 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Sequence
 
-from conformance.casecache import CaseCache
+from conformance.casecache import CaseCache, load_through
 from conformance.children import child_environment, die_with_parent
-from conformance.loader import LoadResult, Vocabulary, load_file
+from conformance.loader import LoadResult, Vocabulary
 
 PRELOAD_ENV = "CONFORMANCE_PRELOAD"
 MIN_BYTES = 1_000_000  # about 1,300 cases of the corpus's mix: 0.2 s of parsing
@@ -201,10 +201,7 @@ def serve(fd: int) -> None:
         path, display = files[i]
         conn.send_bytes(pickle.dumps(("start", i)))
         try:
-            if cache is not None:
-                result = cache.load(path, display)
-            else:
-                result = load_file(path, vocabulary, display_path=display)
+            result = load_through(cache, path, display, vocabulary)
             data = pickle.dumps(("done", i, result), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:
             data = pickle.dumps(("failed", i))
