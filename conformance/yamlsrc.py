@@ -93,7 +93,7 @@ def parse(text: str, file: str) -> Any:
     if len(text) > MAX_FILE_BYTES or len(text.encode("utf-8", errors="replace")) > MAX_FILE_BYTES:
         raise too_large(file)
     try:
-        parser = _EventParser(text)  # libyaml's reads the text whole: a lone surrogate raises here
+        parser = _EventParser(text)  # libyaml's parser encodes the text whole: a lone surrogate raises here
         try:
             return _Builder(file).build(parser)
         finally:
