@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterator, Mapping
 
-from conformance.model import Generated
+from conformance.model import DEVICE_NAME, DTYPES, Generated
 
 Operation = Callable[..., Any]
 
@@ -130,16 +130,34 @@ def absent(reason: str) -> Operation:
     return call
 
 
+def dtype_named(name: Any, default: str | None = None) -> str | None:
+    """A dtype a case names, which must be one of the suite's dtypes (model.DTYPES): the one
+    way a case string reaches a framework's dtype parser. Anything else is refused here, so
+    that no case string is looked up on a framework module (``getattr(torch, name)``
+    imports submodules) or parsed by NumPy (``'V2000000000'`` asks for gigabytes per
+    element). The loader refuses such strings first; this holds for cases made in code."""
+    if name is None:
+        return default
+    if not isinstance(name, str) or name not in DTYPES:
+        raise TypeError(f"{name!r} is not a dtype of the suite; the dtypes are {', '.join(DTYPES)}")
+    return name
+
+
+def is_device_name(value: Any) -> bool:
+    """'cpu', 'cuda' or 'cuda:N': the device strings a case may pass (to('cpu'))."""
+    return isinstance(value, str) and DEVICE_NAME.fullmatch(value) is not None
+
+
 def _np_asarray(obj: Any, dtype: Any = None, copy: Any = None) -> Any:
     import numpy
 
-    return numpy.asarray(obj, dtype=dtype, copy=copy)
+    return numpy.asarray(obj, dtype=dtype_named(dtype), copy=copy)
 
 
 def _np_array(obj: Any, dtype: Any = None, copy: Any = True) -> Any:
     import numpy
 
-    return numpy.array(obj, dtype=dtype, copy=copy)
+    return numpy.array(obj, dtype=dtype_named(dtype), copy=copy)
 
 
 # np.asarray(t) / np.array(t) of whatever tensor a case holds: the same NumPy call in
@@ -221,6 +239,9 @@ class Adapter:
     unobservable: ClassVar[frozenset[str]] = frozenset()
     # neutral error kind -> regexes over "ExceptionType: message"
     error_patterns: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    # strings this adapter's operations take as arguments, besides dtype and device names
+    # (model.DTYPES, model.DEVICE_NAME): the loader refuses any other string in a step
+    case_strings: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self) -> None:
         self.ops: dict[str, Operation] = self.operations()
@@ -400,6 +421,12 @@ class Adapter:
         one process to the next (generated names, addresses), so that two runs of a case
         record the same message."""
         return str(exc).strip()
+
+    def out_of_memory(self, exc: BaseException) -> bool:
+        """Whether an exception is the framework failing to allocate memory (the sandbox
+        caps what its process may use): the case is refused then, its item an error, rather
+        than the failure recorded as the framework's behaviour."""
+        return isinstance(exc, MemoryError)
 
     def classify_error(self, exc: BaseException) -> str:
         text = f"{type(exc).__name__}: {exc}"

@@ -7,7 +7,7 @@ from typing import Any
 
 from conformance.adapters.base import (
     DLPACK_CONVERSIONS, NUMPY_CONVERSIONS, NUMPY_ERRORS, Adapter, NotApplicable, Operation, absent,
-    attribute,
+    attribute, dtype_named, is_device_name,
 )
 
 _NO_AUTOGRAD = "NumPy has no autograd"
@@ -41,7 +41,7 @@ def _split(x: Any, size: Any, dim: int = 0) -> tuple:
 def _view(x: Any, *args: Any) -> Any:
     """view(*shape): a reshape that refuses to copy; view(dtype): ndarray.view(dtype)."""
     if len(args) == 1 and isinstance(args[0], str):
-        return x.view(args[0])
+        return x.view(dtype_named(args[0]))
     return x.reshape(_shape(args), copy=False)
 
 
@@ -63,9 +63,9 @@ def _unfold(x: Any, dim: int, size: int, step: int) -> Any:
 
 
 def _to(x: Any, target: str) -> Any:
-    if target == "cpu" or target.startswith("cuda"):
+    if is_device_name(target):
         raise NotApplicable("a NumPy array has no devices; it already is a host array")
-    return x.astype(target)
+    return x.astype(dtype_named(target))
 
 
 def _view_as_real(x: Any) -> Any:
@@ -140,7 +140,7 @@ class NumpyAdapter(Adapter):
             "method:clone": lambda x: x.copy(),
             "method:contiguous": lambda x: np().ascontiguousarray(x),
             "method:to": _to,
-            "method:astype": lambda x, dtype: x.astype(dtype),
+            "method:astype": lambda x, dtype: x.astype(dtype_named(dtype)),
             "method:sum": lambda x, dim=None: x.sum(axis=dim),
             "method:index_select": lambda x, dim, index: np().take(x, index, axis=dim),
             "method:masked_select": lambda x, mask: x[mask],
@@ -164,13 +164,13 @@ class NumpyAdapter(Adapter):
             "fn:abs": lambda x, out=None: np().abs(x, out=out),
             "fn:abs_": absent("NumPy has no abs_(); the counterpart is abs(x, out=x)"),
             "method:scale": absent("NumPy arrays have no scale(); the counterpart is multiply()"),
-            "fn:tensor": lambda a, dtype=None: np().array(a, dtype=dtype),
+            "fn:tensor": lambda a, dtype=None: np().array(a, dtype=dtype_named(dtype)),
             "fn:where": lambda c, x, y: np().where(c, x, y),
             "fn:cat": lambda xs, dim=0: np().concatenate(xs, axis=dim),
             "fn:stack": lambda xs, dim=0: np().stack(xs, axis=dim),
-            "fn:zeros": lambda *s, dtype="float32": np().zeros(_shape(s), dtype=dtype),
-            "fn:ones": lambda *s, dtype="float32": np().ones(_shape(s), dtype=dtype),
-            "fn:empty": lambda *s, dtype="float32": np().empty(_shape(s), dtype=dtype),
+            "fn:zeros": lambda *s, dtype=None: np().zeros(_shape(s), dtype=dtype_named(dtype, "float32")),
+            "fn:ones": lambda *s, dtype=None: np().ones(_shape(s), dtype=dtype_named(dtype, "float32")),
+            "fn:empty": lambda *s, dtype=None: np().empty(_shape(s), dtype=dtype_named(dtype, "float32")),
             "fn:from_numpy": absent("the input already is a NumPy array"),
             "fn:as_tensor": absent("the input already is a NumPy array"),
             "fn:from_dlpack": lambda a: np().from_dlpack(a),

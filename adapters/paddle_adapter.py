@@ -11,7 +11,7 @@ from typing import Any
 
 from conformance.adapters.base import (
     DLPACK_CONVERSIONS, NUMPY_CONVERSIONS, Adapter, GlobalState, Layout, NotApplicable, Operation, absent,
-    attribute, attributes_state, passthrough,
+    attribute, attributes_state, dtype_named, is_device_name, passthrough,
 )
 
 METHODS = (
@@ -19,7 +19,7 @@ METHODS = (
     "sigmoid_", "abs_", "neg_", "sqrt_", "copy_", "detach_", "requires_grad_", "t_", "scale_",
     "unsqueeze_", "squeeze_", "masked_fill_",
     "t", "clone", "contiguous", "detach", "numpy", "cpu", "masked_select", "item", "tolist",
-    "astype", "ravel", "conj", "take", "nonzero",
+    "ravel", "conj", "take", "nonzero",
 )
 ATTRIBUTES = ("T", "mT", "shape", "grad", "data", "is_leaf", "stop_gradient")
 
@@ -60,15 +60,15 @@ def _split(x: Any, size: Any, dim: int = 0) -> list:
 def _view(x: Any, *args: Any) -> Any:
     """view(*shape) or view(dtype): Paddle's Tensor.view takes a shape list or a dtype."""
     if len(args) == 1 and isinstance(args[0], str):
-        return x.view(args[0])
+        return x.view(dtype_named(args[0]))
     return x.view(_shape(args))
 
 
 def _to(x: Any, target: str) -> Any:
     """to(dtype) is astype(dtype); to('cpu') is Tensor.to(device)."""
-    if target == "cpu" or target.startswith("cuda"):
+    if is_device_name(target):
         return x.to(target)
-    return x.astype(target)
+    return x.astype(dtype_named(target))
 
 
 def _take_along_dim(x: Any, index: Any, dim: int | None = None) -> Any:
@@ -184,6 +184,7 @@ class PaddleAdapter(Adapter):
             "fn:take_along_dim": _take_along_dim,
             "method:flip": lambda x, dims: x.flip(list(dims) if isinstance(dims, (list, tuple)) else [dims]),
             "method:to": _to,
+            "method:astype": lambda x, dtype: x.astype(dtype_named(dtype)),
             "method:sum": lambda x, dim=None: x.sum(axis=dim),
             "method:index_select": lambda x, dim, index: x.index_select(index, axis=dim),
             "method:gather": lambda x, dim, index: paddle().take_along_axis(x, index, axis=dim),
@@ -234,15 +235,15 @@ class PaddleAdapter(Adapter):
             "method:train": lambda layer, mode=True: _layer(layer).train(mode),
             "call": _call_layer,
             "fn:from_numpy": lambda a: paddle().from_numpy(a),
-            "fn:as_tensor": lambda a, dtype=None: paddle().as_tensor(a, dtype=dtype),
+            "fn:as_tensor": lambda a, dtype=None: paddle().as_tensor(a, dtype=dtype_named(dtype)),
             "fn:from_dlpack": lambda a: paddle().from_dlpack(a),
-            "fn:tensor": lambda a, dtype=None: paddle().to_tensor(a, dtype=dtype),
+            "fn:tensor": lambda a, dtype=None: paddle().to_tensor(a, dtype=dtype_named(dtype)),
             "fn:where": lambda c, x, y: paddle().where(c, x, y),
             "fn:cat": lambda xs, dim=0: paddle().concat(xs, axis=dim),
             "fn:stack": lambda xs, dim=0: paddle().stack(xs, axis=dim),
-            "fn:zeros": lambda *s, dtype="float32": paddle().zeros(_shape(s), dtype=dtype),
-            "fn:ones": lambda *s, dtype="float32": paddle().ones(_shape(s), dtype=dtype),
-            "fn:empty": lambda *s, dtype="float32": paddle().empty(_shape(s), dtype=dtype),
+            "fn:zeros": lambda *s, dtype=None: paddle().zeros(_shape(s), dtype=dtype_named(dtype, "float32")),
+            "fn:ones": lambda *s, dtype=None: paddle().ones(_shape(s), dtype=dtype_named(dtype, "float32")),
+            "fn:empty": lambda *s, dtype=None: paddle().empty(_shape(s), dtype=dtype_named(dtype, "float32")),
         })
         ops.update(NUMPY_CONVERSIONS)
         ops.update(DLPACK_CONVERSIONS)

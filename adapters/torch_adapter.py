@@ -3,13 +3,16 @@ straight through; torch is imported on first use only."""
 
 from __future__ import annotations
 
+import functools
+import re
 import warnings
 from typing import Any
 
 from conformance.adapters.base import (
     DLPACK_CONVERSIONS, NUMPY_CONVERSIONS, Adapter, GlobalState, Layout, Operation, absent, attribute,
-    attributes_state, passthrough,
+    attributes_state, dtype_named, is_device_name, passthrough,
 )
+from conformance.model import DTYPES
 
 METHODS = (
     # in place
@@ -32,8 +35,16 @@ def _torch() -> Any:
     return torch
 
 
-def _dtype(name: str) -> Any:
-    return getattr(_torch(), name)  # name is one of model.DTYPES, validated at load time
+@functools.cache
+def _dtypes() -> dict[str, Any]:
+    torch = _torch()
+    return {name: getattr(torch, name) for name in DTYPES}  # the suite's own names only
+
+
+def _dtype(name: Any) -> Any:
+    """The torch dtype a case names: through the table of the suite's dtypes, never a
+    lookup of the case's string on the torch module."""
+    return _dtypes()[dtype_named(name)]
 
 
 def _view(x: Any, *args: Any) -> Any:
@@ -45,9 +56,12 @@ def _view(x: Any, *args: Any) -> Any:
 
 def _to(x: Any, target: str) -> Any:
     """to(dtype) or to(device): 'cpu' / 'cuda[:n]' is a device, anything else a dtype name."""
-    if target == "cpu" or target.startswith("cuda"):
+    if is_device_name(target):
         return x.to(target)
     return x.to(_dtype(target))
+
+
+_OUT_OF_MEMORY = re.compile(r"DefaultCPUAllocator: can't allocate memory|CUDA out of memory")
 
 
 class TorchAdapter(Adapter):
@@ -76,6 +90,12 @@ class TorchAdapter(Adapter):
 
     def load(self) -> None:
         _torch()
+
+    def out_of_memory(self, exc: BaseException) -> bool:
+        # torch's CPU allocator raises RuntimeError ("DefaultCPUAllocator: can't allocate
+        # memory"); CUDA's raises torch.OutOfMemoryError, a RuntimeError too
+        return super().out_of_memory(exc) or isinstance(exc, _torch().OutOfMemoryError) or bool(
+            isinstance(exc, RuntimeError) and _OUT_OF_MEMORY.search(str(exc)))
 
 
     def device_unavailable(self, device: str) -> str | None:
@@ -172,9 +192,9 @@ class TorchAdapter(Adapter):
             "fn:where": lambda c, x, y: torch().where(c, x, y),
             "fn:cat": lambda xs, dim=0: torch().cat(xs, dim=dim),
             "fn:stack": lambda xs, dim=0: torch().stack(xs, dim=dim),
-            "fn:zeros": lambda *s, dtype="float32": torch().zeros(*s, dtype=_dtype(dtype)),
-            "fn:ones": lambda *s, dtype="float32": torch().ones(*s, dtype=_dtype(dtype)),
-            "fn:empty": lambda *s, dtype="float32": torch().empty(*s, dtype=_dtype(dtype)),
+            "fn:zeros": lambda *s, dtype=None: torch().zeros(*s, dtype=_dtype(dtype or "float32")),
+            "fn:ones": lambda *s, dtype=None: torch().ones(*s, dtype=_dtype(dtype or "float32")),
+            "fn:empty": lambda *s, dtype=None: torch().empty(*s, dtype=_dtype(dtype or "float32")),
         })
         ops.update(NUMPY_CONVERSIONS)
         ops.update(DLPACK_CONVERSIONS)

@@ -17,16 +17,17 @@ import pytest
 
 from conformance import registry
 from conformance.casecache import CaseCache, load_through, make_cache
-from conformance.engine import FAIL, Outcome, not_applicable, run
+from conformance.engine import ERROR, FAIL, Outcome, not_applicable, run
 from conformance.loader import LoadResult, Vocabulary
 from conformance.model import Case, CaseFormatError, Location
 from conformance.preload import Preloader, possible, worth_it
 from conformance.render import render_failure
-from conformance.results import ERROR, SKIPPED, case_info, outcome_record, unrun_record
-from conformance.sandbox import FrameworkUnavailable, Sandbox, SandboxError
+from conformance.results import SKIPPED, case_info, outcome_record, unrun_record
+from conformance.sandbox import CrashNote, FrameworkUnavailable, Sandbox, SandboxError
 
 outcome_key = pytest.StashKey[Outcome]()
 lost_key = pytest.StashKey[SandboxError]()
+crash_key = pytest.StashKey[CrashNote]()
 # the pytest process's framework children; None when cases run in process (--in-process)
 sandbox_key = pytest.StashKey["Sandbox | None"]()
 
@@ -178,14 +179,14 @@ class CaseItem(pytest.Item):
         else:
             outcome = not_applicable(self.case, adapter) or self._run_in_sandbox(sandbox)
         self.stash[outcome_key] = outcome
-        if outcome.verdict == FAIL:
+        if outcome.verdict in (FAIL, ERROR):
             raise CaseFailed(outcome)
         if outcome.verdict != "pass":
             pytest.skip(outcome.reason)
 
     def _run_in_sandbox(self, sandbox: Sandbox) -> Outcome:
         try:
-            return sandbox.run(self.case, self.framework)
+            outcome = sandbox.run(self.case, self.framework)
         except FrameworkUnavailable as exc:
             pytest.skip(str(exc))
         except SandboxError as exc:
@@ -195,6 +196,10 @@ class CaseItem(pytest.Item):
             output = sandbox.new_output()
             if output:
                 self.add_report_section("call", f"{self.framework} output", output)
+        if sandbox.last_crash is not None:  # the crash at this item came from an earlier one
+            self.stash[crash_key] = sandbox.last_crash
+            self.add_report_section("call", "crash", sandbox.last_crash.text())
+        return outcome
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CaseFailed):
@@ -219,6 +224,9 @@ class CaseItem(pytest.Item):
         else:  # skipped before the engine ran (framework missing), or the adapter raised
             data = unrun_record(self.case.id, self.framework, SKIPPED if report.skipped else ERROR,
                                 report_reason(report))
+        crash = self.stash.get(crash_key, None)
+        if crash is not None:
+            data["crash"] = crash_record(crash)
         data["case_info"] = case_info(self.case)
         data["framework_env"] = self._framework_env()
         return data
@@ -253,6 +261,12 @@ class CaseErrorItem(pytest.Item):
         data = unrun_record(self.name.rsplit("[", 1)[0], None, ERROR, self.error.render())
         data["file"], data["line"] = str(self.error.location.file), self.error.location.line
         return data
+
+
+def crash_record(note: CrashNote) -> dict[str, Any]:
+    """The ``crash`` entry of the record of an item whose crash came from an earlier item."""
+    return {"reason": note.reason, "culprit": None if note.culprit is None else list(note.culprit),
+            "tried": [list(item) for item in note.tried], "text": note.text()}
 
 
 def report_reason(report: pytest.TestReport) -> str:

@@ -15,7 +15,9 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from conformance import limits
 from conformance.adapters.base import NotApplicable
+from conformance.limits import LimitExceeded
 from conformance.model import (
     AttrTarget, Case, Const, Expect, Expr, ItemTarget, Location, NameTarget, Op, PyOp, Ref,
     Seq, SliceExpr, Step,
@@ -31,7 +33,20 @@ PY_OPERATORS: dict[str, Callable[..., Any]] = {
     )
 }
 
+# how the operators read in a step, for messages
+_SYMBOLS = {
+    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**", "matmul": "@",
+    "and_": "&", "or_": "|", "xor": "^", "neg": "-", "pos": "+", "invert": "~", "gt": ">", "lt": "<", "ge": ">=",
+    "le": "<=", "eq": "==", "ne": "!=", "getitem": "x[...]",
+    **{f"i{name.rstrip('_')}": f"{symbol}=" for name, symbol in (
+        ("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"), ("floordiv", "//"), ("mod", "%"), ("pow", "**"),
+        ("matmul", "@"), ("and_", "&"), ("or_", "|"), ("xor", "^"))},
+}
+
 PASS, FAIL, NOT_APPLICABLE, SKIPPED = "pass", "fail", "not_applicable", "skipped"
+# the item has no verdict: the case broke one of the suite's limits while it ran
+# (conformance.limits), or the framework process it ran in was lost (conformance.sandbox)
+ERROR = "error"
 
 
 @dataclass
@@ -84,6 +99,15 @@ class _NotApplicableAtRun(Exception):
     pass
 
 
+class _Refused(Exception):
+    """The case broke a limit of conformance.limits; the message names the step."""
+
+
+class _ProbeFailed(Exception):
+    """An adapter probe the engine ran between operations raised: an adapter bug, raised
+    out of the engine (as its cause), never recorded as the framework's behaviour."""
+
+
 def case_seed(case_id: str) -> int:
     return zlib.crc32(case_id.encode()) & 0x7FFFFFFF
 
@@ -119,6 +143,8 @@ def run(case: Case, adapter: Any) -> Outcome:
             runner.execute()
         except _NotApplicableAtRun as exc:
             return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {exc}")
+        except _Refused as exc:
+            return Outcome(case.id, fw, ERROR, str(exc), steps=runner.records)
         outcome = Outcome(case.id, fw, PASS, steps=runner.records,
                           override_reason=override.reason if override else None)
         _Checker(runner, expect, outcome).check()
@@ -142,6 +168,10 @@ class _Runner:
         # that id() values are never reused during the case
         self.first_version: dict[int, int | None] = {}
         self.keep: list[Any] = []
+        # arrays that hold memory nobody wrote (empty(), a grown resize_(), and whatever
+        # was computed from them): id -> (the array, kept alive; where it came from)
+        self.uninitialised: dict[int, tuple[Any, str]] = {}
+        self.step: Step | None = None  # the step running
 
     # ---- statements
 
@@ -165,21 +195,31 @@ class _Runner:
                     self.run_steps(step.body)
                 continue
             record = self.records[step.number - 1]
+            self.step = step
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")  # once-per-process warnings are seen every time
                 try:
                     self.statement(step)
                 except NotApplicable as exc:
                     raise _NotApplicableAtRun(str(exc)) from None
+                except _ProbeFailed as exc:
+                    raise exc.__cause__ from None  # type: ignore[misc]
+                except LimitExceeded as exc:
+                    raise _Refused(f"step {step.number} {step.text!r} ({step.location}): {exc} "
+                                   "(limits: docs/security.md)") from None
                 except Exception as exc:  # the framework's behaviour, recorded, not raised
+                    if self.adapter.out_of_memory(exc):
+                        raise _Refused(f"step {step.number} {step.text!r} ({step.location}) ran out of the "
+                                       f"memory the framework process may use: {_bounded(str(exc), 300)} "
+                                       "(limits: docs/security.md)") from None
                     record.status = "error"
-                    record.error = ErrorInfo(_qualname(type(exc)), self.adapter.error_message(exc),
+                    record.error = ErrorInfo(_qualname(type(exc)), _bounded(self.adapter.error_message(exc)),
                                              self.adapter.classify_error(exc))
-                    record.warnings = [f"{w.category.__name__}: {w.message}" for w in caught]
+                    record.warnings = _warning_texts(caught)
                     self.failed = record
                     raise _Stop from None
             record.status = "ok"
-            record.warnings = [f"{w.category.__name__}: {w.message}" for w in caught]
+            record.warnings = _warning_texts(caught)
             self.note_new_objects()
 
     def statement(self, step: Step) -> None:
@@ -200,27 +240,32 @@ class _Runner:
         # augmented assignment, with Python's own semantics: the in-place operator may
         # return a new object, which is then bound (or stored back) in place of the old
         target = step.targets[0]
-        op = PY_OPERATORS[str(step.aug_op)]
+        op = str(step.aug_op)
         value = self.eval(step.value)
         if isinstance(target, NameTarget):
-            self.assign(target, op(self.env[target.name], value), step.number)
+            self.assign(target, self.python_operator(op, self.env[target.name], value), step.number)
         elif isinstance(target, ItemTarget):
             obj, index = self.eval(target.obj), self.eval(target.index)
-            operator.setitem(obj, index, op(operator.getitem(obj, index), value))
+            current = self.python_operator("getitem", obj, index)
+            self.set_item(obj, index, self.python_operator(op, current, value))
         else:
             assert isinstance(target, AttrTarget)
             obj = self.eval(target.obj)
-            current = self.adapter.ops["attr:" + target.attr](obj)
-            self.adapter.ops["setattr:" + target.attr](obj, op(current, value))
+            current = self.call("attr:" + target.attr, (obj,), {})
+            self.call("setattr:" + target.attr, (obj, self.python_operator(op, current, value)), {})
 
     def assign(self, target: Any, value: Any, number: int) -> None:
         if isinstance(target, NameTarget):
             self.env[target.name] = value
             self.bound_at[target.name] = number
         elif isinstance(target, ItemTarget):
-            operator.setitem(self.eval(target.obj), self.eval(target.index), value)
+            self.set_item(self.eval(target.obj), self.eval(target.index), value)
         else:
-            self.adapter.ops["setattr:" + target.attr](self.eval(target.obj), value)
+            self.call("setattr:" + target.attr, (self.eval(target.obj), value), {})
+
+    def set_item(self, obj: Any, index: Any, value: Any) -> None:
+        operator.setitem(obj, index, value)
+        self.spread_uninitialised((index, value), written=(obj,), made=None)
 
     # ---- expressions
 
@@ -235,14 +280,111 @@ class _Runner:
         if isinstance(expr, SliceExpr):
             return slice(self.eval(expr.start), self.eval(expr.stop), self.eval(expr.step))
         if isinstance(expr, PyOp):
-            return PY_OPERATORS[expr.op](*(self.eval(a) for a in expr.args))
+            return self.python_operator(expr.op, *(self.eval(a) for a in expr.args))
         if isinstance(expr, Op):
-            args = [self.eval(a) for a in expr.args]
+            args = tuple(self.eval(a) for a in expr.args)
             kwargs = {k: self.eval(v) for k, v in expr.kwargs}
-            return self.adapter.ops[expr.key](*args, **kwargs)
+            return self.call(expr.key, args, kwargs)
         if expr is None:
             return None
         raise TypeError(f"unknown expression {expr!r}")  # pragma: no cover
+
+    def call(self, key: str, args: tuple, kwargs: dict[str, Any]) -> Any:
+        """One operation of the adapter's table, within the limits: a shape it is asked to
+        allocate and the tensors it would broadcast or join are checked before the call,
+        whatever it made after."""
+        name = key.partition(":")[2] or key
+        requested = limits.shape_request(key, args)
+        if requested is not None:
+            limits.check_elements(requested, f"{name}() would make")
+        self.check_inputs(f"{name}()", (*args, *kwargs.values()))
+        grows = key in limits.UNINITIALISED_WHEN_GROWN and bool(args) and self.adapter.is_array(args[0])
+        before = _numel(self.shape(args[0])) if grows else None
+        result = self.adapter.ops[key](*args, **kwargs)
+        self.check_made(result, f"{name}() made")
+        self.note_uninitialised(key, args, kwargs, result, before)
+        return result
+
+    def python_operator(self, op: str, *operands: Any) -> Any:
+        """A Python operator: the framework's when a tensor takes part (bounded like an
+        operation), Python's own between plain values (bounded before it computes)."""
+        if any(self.adapter.is_array(o) for o in operands):
+            symbol = f"'{_SYMBOLS.get(op, op)}'"
+            self.check_inputs(symbol, operands)
+            result = PY_OPERATORS[op](*operands)
+            self.check_made(result, f"{symbol} made")
+            written = operands[:1] if op.startswith("i") and op != "invert" else ()
+            self.spread_uninitialised(operands, written=written, made=result)
+            return result
+        limits.check_python_operation(op, operands)
+        result = PY_OPERATORS[op](*operands)
+        limits.check_python_value(result, f"'{_SYMBOLS.get(op, op)}' made")
+        return result
+
+    def check_inputs(self, name: str, values: tuple) -> None:
+        """Bound what an operation can make from its tensor arguments: the broadcast of the
+        tensors passed directly (x + y of shapes (n, 1) and (1, n) makes n * n elements), and
+        the elements of tensors passed in a list (cat([x] * k))."""
+        direct = [self.shape(v) for v in values if self.adapter.is_array(v)]
+        if len(direct) > 1:
+            limits.check_elements(limits.broadcast_elements(direct), f"{name} would broadcast to")
+        for v in values:
+            if isinstance(v, (list, tuple)) and len(v) > 1:
+                joined = sum(_numel(self.shape(t)) for t in v if self.adapter.is_array(t))
+                limits.check_elements(joined, f"{name} would join tensors of")
+
+    def check_made(self, value: Any, what: str) -> None:
+        if self.adapter.is_array(value):
+            limits.check_elements(_numel(self.shape(value)), what)
+        elif isinstance(value, (list, tuple)):
+            limits.check_python_value(value, what)
+            for item in value:
+                if self.adapter.is_array(item):
+                    limits.check_elements(_numel(self.shape(item)), what)
+        else:
+            limits.check_python_value(value, what)
+
+    def shape(self, array: Any) -> tuple[int, ...]:
+        try:
+            return tuple(self.adapter.shape_of(array))
+        except Exception as exc:
+            raise _ProbeFailed() from exc
+
+    # ---- memory nobody wrote
+
+    def note_uninitialised(self, key: str, args: tuple, kwargs: dict[str, Any], result: Any,
+                           elements_before: int | None) -> None:
+        """Mark what an operation left holding memory nobody wrote (``elements_before``: the
+        receiver's elements before a call that may grow it)."""
+        step = self.step.number if self.step else 0
+        name = key.partition(":")[2]
+        if key in limits.UNINITIALISED_ALWAYS:
+            self.mark_uninitialised(result, f"{name}() at step {step}")
+        elif elements_before is not None and _numel(self.shape(args[0])) > elements_before:
+            self.mark_uninitialised(args[0], f"{name}() at step {step}, which grew the tensor")
+        writes_receiver = key.startswith("method:") and key.endswith("_")
+        receiver = args[:1] if writes_receiver else ()
+        out = tuple(v for k, v in kwargs.items() if k == "out")
+        if key in limits.WRITES_EVERY_ELEMENT and receiver and \
+                not any(id(v) in self.uninitialised for v in _arrays((*args[1:], *kwargs.values()))):
+            self.uninitialised.pop(id(receiver[0]), None)
+            return
+        self.spread_uninitialised((*args, *kwargs.values()), written=(*receiver, *out), made=result)
+
+    def spread_uninitialised(self, inputs: tuple, written: tuple, made: Any) -> None:
+        """What is computed from uninitialised memory, or written with it, holds it too."""
+        if not self.uninitialised:
+            return
+        source = next((self.uninitialised[id(v)][1] for v in _arrays(inputs) if id(v) in self.uninitialised), None)
+        if source is None:
+            return
+        for target in (*written, *_arrays((made,))):
+            self.mark_uninitialised(target, source)
+
+    def mark_uninitialised(self, value: Any, where: str) -> None:
+        for array in _arrays((value,)):
+            if self.adapter.is_array(array) and id(array) not in self.uninitialised:
+                self.uninitialised[id(array)] = (array, where)
 
     def note_new_objects(self) -> None:
         for obj in self.env.values():
@@ -250,6 +392,37 @@ class _Runner:
                 self.keep.append(obj)
                 self.first_version[id(obj)] = (
                     self.adapter.version_of(obj) if self.adapter.is_array(obj) else None)
+
+
+def _arrays(values: tuple) -> list[Any]:
+    """The values, and the items of lists and tuples among them (one level: split() results,
+    cat() arguments)."""
+    out = []
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            out.extend(v)
+        elif v is not None:
+            out.append(v)
+    return out
+
+
+def _numel(shape: Any) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def _bounded(text: str, limit: int = limits.MAX_MESSAGE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _warning_texts(caught: list[warnings.WarningMessage]) -> list[str]:
+    texts = [_bounded(f"{w.category.__name__}: {w.message}", 1_000) for w in caught]
+    if len(texts) > limits.MAX_WARNINGS_PER_STEP:
+        more = len(texts) - limits.MAX_WARNINGS_PER_STEP
+        texts = texts[: limits.MAX_WARNINGS_PER_STEP] + [f"... and {more} more warnings"]
+    return texts
 
 
 class _Checker:
@@ -264,8 +437,8 @@ class _Checker:
     def miss(self, what: str, expected: Any, observed: Any, loc_key: tuple, name: str | None = None,
              detail: str = "") -> None:
         step = self.r.bound_at.get(name) if name else None
-        self.outcome.mismatches.append(Mismatch(what, expected, observed, self.expect.locations.get(loc_key),
-                                                step or None, detail))
+        self.outcome.mismatches.append(Mismatch(what, plain(expected), plain(observed),
+                                                self.expect.locations.get(loc_key), step or None, detail))
 
     def check(self) -> None:
         self.check_error()
@@ -344,15 +517,24 @@ class _Checker:
             return
         a = self.adapter
         if prop == "values":
+            unwritten = self.r.uninitialised.get(id(obj))
+            if unwritten is not None:
+                # the bytes are whatever the allocator had (addresses, earlier items' data):
+                # never compared, never recorded
+                self.record(key, f"unspecified: memory nobody wrote ({unwritten[1]})")
+                self.miss(what, _show(expected), f"unspecified: {name} holds memory nobody wrote, from "
+                          f"{unwritten[1]}", key, name, "write every element first (fill_, zero_, copy_) "
+                          "or expect only its shape and dtype")
+                return
             observed = a.to_numpy(obj)
-            self.record(key, observed.tolist())
+            self.record(key, recorded_values(observed))
             ok, shown = _values_match(observed, expected)
             if not ok:
                 self.miss(what, _show(expected), shown, key, name)
         elif prop == "grad":
             grad = a.grad(obj)
             observed = None if grad is None else a.to_numpy(grad)
-            self.record(key, None if observed is None else observed.tolist())
+            self.record(key, None if observed is None else recorded_values(observed))
             if expected is None or observed is None:
                 if (expected is None) != (observed is None):
                     self.miss(what, _show(expected), _show(None if observed is None else observed.tolist()), key, name)
@@ -377,7 +559,7 @@ class _Checker:
         return None if now is None or first is None else now - first
 
     def record(self, key: tuple, value: Any) -> None:
-        self.outcome.observed[".".join(key)] = value
+        self.outcome.observed[".".join(key)] = plain(value)
 
     # ---- relations between two names
 
@@ -451,7 +633,9 @@ def _values_match(observed: Any, expected: Any) -> tuple[bool, Any]:
         exp = np.array(expected["real"]) + 1j * np.array(expected["imag"])
     else:
         exp = np.array(expected)
-    shown = _show(observed.tolist())
+    shown = _show(plain(observed.tolist()))
+    if observed.dtype.kind not in "biufc":  # e.g. an object array holding layers
+        return False, f"{shown} (not numbers: dtype {observed.dtype})"
     if exp.shape != observed.shape:
         return False, f"{shown} (shape {list(observed.shape)}, expected shape {list(exp.shape)})"
     if observed.dtype.kind in "fc" or exp.dtype.kind in "fc":
@@ -460,6 +644,42 @@ def _values_match(observed: Any, expected: Any) -> tuple[bool, Any]:
     else:
         ok = bool(np.array_equal(observed, exp))
     return bool(ok), shown
+
+
+def recorded_values(array: Any) -> Any:
+    """What an observation keeps of an array's values: all of a small one; of a larger
+    one its size, shape, a digest of its bytes and its first elements (the comparison with
+    the expectation has seen every element)."""
+    import hashlib
+
+    if array.size <= limits.MAX_RECORDED_ELEMENTS:
+        return plain(array.tolist())
+    flat = array.reshape(-1)
+    digest = hashlib.sha256(flat.tobytes()).hexdigest() if array.dtype.kind in "biufc" else None
+    return {"elements": int(array.size), "shape": [int(d) for d in array.shape], "dtype": str(array.dtype),
+            "sha256": digest, "first": plain(flat[: limits.RECORDED_HEAD].tolist())}
+
+
+_PLAIN_DEPTH = 64
+
+
+def plain(value: Any, depth: int = 0) -> Any:
+    """Plain data only (None, bool, int, float, complex, str, lists and dicts of them): what
+    an outcome may carry out of the framework process. Anything else a step made (a layer,
+    a module, a framework scalar) becomes its type's name, so that no framework object
+    ever reaches the process that reads the outcome."""
+    if value is None or type(value) in (bool, int, float, complex, str):
+        return value
+    if depth >= _PLAIN_DEPTH:
+        return "<nested too deep>"
+    if isinstance(value, (list, tuple)):
+        return [plain(v, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v, depth + 1) for k, v in value.items()}
+    item = getattr(value, "item", None)  # NumPy scalars
+    if type(value).__module__ == "numpy" and callable(item):
+        return plain(item(), depth + 1)
+    return f"<{type(value).__module__}.{type(value).__qualname__}>"
 
 
 def _show(value: Any) -> Any:

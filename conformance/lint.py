@@ -29,6 +29,7 @@ RULES: dict[str, tuple[str, str]] = {
     "CF007": ("unknown-claim", "'claims' names a claim ID that is not in the claims list"),
     "CF008": ("missing-reason", "a per-framework override does not say why the framework differs"),
     "CF009": ("empty-expect", "the case expects nothing, so it can never fail"),
+    "CF011": ("unknown-string", "a step passes a string that is not a dtype, a device or a name an adapter declares"),
 }
 
 

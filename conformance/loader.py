@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Collection, Iterable, NoReturn
 
+from conformance.limits import MAX_ELEMENTS
 from conformance.model import (
-    CLAIM_STANCES, DTYPES, ERROR_KINDS, RELATIONS, TENSOR_PROPERTIES, Case, CaseFormatError, ErrorDetail, ErrorExpectation,
+    CLAIM_STANCES, DEVICE_NAME, DTYPES, ERROR_KINDS, RELATIONS, TENSOR_PROPERTIES, Case, CaseFormatError, ErrorDetail, ErrorExpectation,
     Expect, ExpectOverride, FrameworkOverride, Generated, Location, Step, TensorSpec,
     WarningExpectation,
 )
 from conformance.steps import BLOCKS, names_bound, names_read, parse_step_uses
 from conformance.yamlsrc import MAX_FILE_BYTES, YList, YMap, location_of, parse, too_large
 
-MAX_ELEMENTS = 100_000  # per input tensor
 MAX_STEPS = 200
 # the largest value of each integer dtype, for arange: (NumPy would refuse it at run time)
 INT_MAX = {"uint8": 2**8 - 1, "int8": 2**7 - 1, "int16": 2**15 - 1, "int32": 2**31 - 1, "int64": 2**63 - 1}
@@ -45,11 +45,14 @@ TENSOR_TYPES = ("tensor", "ndarray")
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """What names are valid. ``operations=None`` skips the operation check."""
+    """What names are valid. ``operations=None`` skips the operation check. ``strings``: the
+    strings a step may pass besides dtype and device names (those some adapter's operations
+    take, e.g. a test adapter's state names)."""
 
     frameworks: Collection[str] = ("numpy", "torch", "paddle")
     operations: Collection[str] | None = None
     claims: Collection[str] | None = None
+    strings: Collection[str] = ()
 
 
 @dataclass
@@ -148,6 +151,8 @@ class _CaseReader:
         self.draft = draft
         # each step text read, with the operation-table keys it needs (in the order written)
         self.step_operations: list[tuple[Step, set[str]]] = []
+        # each step text read, with the strings it passes
+        self.step_strings: list[tuple[Step, set[str]]] = []
 
     # ---- small typed getters with located errors
 
@@ -210,6 +215,7 @@ class _CaseReader:
         overrides = self.overrides(m, flat, bound, claims)
         if self.vocab.operations is not None:
             self.check_operations()
+        self.check_strings()
         return Case(
             id=case_id, title=self.string(m, "title", "'title'"), location=location,
             steps=tuple(steps), expect=expect, given=tuple(given),
@@ -362,7 +368,7 @@ class _CaseReader:
             loc = raw.where(index)
             if isinstance(item, str):
                 counter[0] += 1
-                step, reads, operations = parse_step_uses(item, counter[0], loc, defined)
+                step, reads, operations, strings = parse_step_uses(item, counter[0], loc, defined)
                 if not reads <= defined:
                     undefined = next(ref.name for ref in names_read(step) if ref.name not in defined)
                     hint = did_you_mean(undefined, defined) or (
@@ -370,6 +376,8 @@ class _CaseReader:
                     raise self.err(loc, f"in step {item!r}: {undefined!r} is not defined", hint, code="CF002")
                 defined.update(names_bound(step))
                 self.step_operations.append((step, operations))
+                if strings:
+                    self.step_strings.append((step, strings))
                 out.append(step)
             elif isinstance(item, YMap) and len(item) == 1:
                 (block, body), = item.items()
@@ -395,6 +403,19 @@ class _CaseReader:
                     hint = did_you_mean(name, same_kind) or "see docs/operations.md for the operations adapters define"
                     raise self.err(step.location, f"in step {step.text!r}: unknown operation "
                                    f"{_describe_op(key)}: no adapter defines it", hint, code="CF004")
+
+    def check_strings(self) -> None:
+        """A string in a step names something: a dtype, a device, or a name an adapter
+        declares. Nothing else reaches an adapter, so no case string is ever looked up on a
+        framework module or parsed by a framework's dtype parser."""
+        for step, strings in self.step_strings:
+            for text in sorted(strings):
+                if text in DTYPES or DEVICE_NAME.fullmatch(text) or text in self.vocab.strings:
+                    continue
+                known = [*DTYPES, "cpu", "cuda", *self.vocab.strings]
+                hint = did_you_mean(text, known) or f"a string in a step is a dtype ({', '.join(DTYPES)}) or a device (cpu, cuda, cuda:N)"
+                raise self.err(step.location, f"in step {step.text!r}: unknown string {text[:60]!r}: not a dtype or a "
+                               "device", hint, code="CF011")
 
     # ---- expectations
 

@@ -6,6 +6,7 @@ from YAML and consumed by :mod:`conformance.engine`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, NamedTuple, Union
 
@@ -35,6 +36,8 @@ DTYPES = (
     "bool", "uint8", "int8", "int16", "int32", "int64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
 )
+# device names a step may pass (x.to('cpu')): cpu, cuda, cuda:N
+DEVICE_NAME = re.compile(r"cpu|cuda(:\d{1,2})?")
 
 
 class Location(NamedTuple):

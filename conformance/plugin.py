@@ -21,7 +21,7 @@ from conformance.collect import (
     sandbox_key, start_preloader, stop_preloader,
 )
 from conformance.claims import claims
-from conformance.results import ERROR, RECORD_KEY, results_document, unrun_record, write_atomically
+from conformance.results import ERROR, RECORD_KEY, results_document, short, unrun_record, write_atomically
 from conformance.sandbox import DEFAULT_TIMEOUT_S, Sandbox
 
 results_key = pytest.StashKey["ResultsRecorder"]()
@@ -52,6 +52,8 @@ def pytest_configure(config: pytest.Config) -> None:
     in_process = config.getoption("in_process") or os.name != "posix"
     config.stash[sandbox_key] = None if in_process else Sandbox(case_timeout(config))
     config.addinivalue_line("markers", "conformance: a conformance case item")
+    if not hasattr(config, "workerinput"):  # xdist workers report to the controller
+        config.pluginmanager.register(CrashLedger(), "conformance-crashes")
     path = config.getoption("conformance_results")
     if path and not hasattr(config, "workerinput"):  # xdist workers report to the controller
         recorder = ResultsRecorder(Path(path))
@@ -192,7 +194,11 @@ class ResultsRecorder:
             adapter = registry.get_adapter(name)
             frameworks[name] = {"version": adapter.version(), "devices": None,
                                 **self.framework_env.get(name, {})}
-        run = {"items": len(self.records), "exit_status": int(exitstatus)}
+        blame_crashes(self.records.values())
+        status = int(exitstatus)
+        if status == pytest.ExitCode.OK and any("crash" in r for r in self.records.values()):
+            status = int(pytest.ExitCode.TESTS_FAILED)  # as CrashLedger makes the session's
+        run = {"items": len(self.records), "exit_status": status}
         write_atomically(self.path, results_document(self.records.values(), self.cases, frameworks,
                                                      claims(), run))
 
@@ -201,6 +207,48 @@ class ResultsRecorder:
         if self.not_written:
             terminalreporter.write_line(f"conformance: {self.not_written}; results file {self.path} "
                                         "left as it was", yellow=True)
+
+
+class CrashLedger:
+    """The crashes that came from an earlier item (conformance.sandbox: the crashed item
+    ran to an outcome alone): each is named at the end of the run, and the run fails even
+    though every item has its own outcome, since a case crashed the framework."""
+
+    def __init__(self) -> None:
+        self.crashes: list[tuple[str, dict[str, Any]]] = []  # (node id of the item that crashed, its crash)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for key, value in report.user_properties:
+            if key == RECORD_KEY and value.get("crash") and report.nodeid not in dict(self.crashes):
+                self.crashes.append((report.nodeid, value["crash"]))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.crashes and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.crashes:
+            return
+        terminalreporter.section("crashes that came from an earlier item", sep="=", red=True)
+        for nodeid, crash in self.crashes:
+            terminalreporter.write_line(f"{nodeid}: {crash['text']}")
+
+
+def blame_crashes(records: Any) -> None:
+    """Mark the item a crash came from (CrashLedger): its record becomes an ``error`` whose
+    reason names the item that crashed after it, whatever its own expectations gave."""
+    records = list(records)
+    by_item = {(r["case"], r["framework"]): r for r in records}
+    for record in records:
+        culprit = (record.get("crash") or {}).get("culprit")
+        if culprit and tuple(culprit) in by_item:
+            blamed = by_item[tuple(culprit)]
+            blamed["outcome"] = ERROR
+            crash = record["crash"]["reason"].split(";")[0]
+            blamed["reason"] = short(f"left the framework process in a state in which {record['case']}"
+                                     f"[{record['framework']}], run after it, crashed ({crash}); run alone in a fresh "
+                                     "process that item runs to its outcome, and run after this item it crashes again")
 
 
 def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:

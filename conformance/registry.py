@@ -89,5 +89,10 @@ def known_operations() -> set[str]:
 
 
 def vocabulary() -> Vocabulary:
-    """The names case files may use: registered frameworks, their operations, the claims."""
-    return Vocabulary(frameworks=framework_names(), operations=known_operations(), claims=claims.claim_ids())
+    """The names case files may use: registered frameworks, their operations, the strings
+    their operations take, the claims."""
+    strings: set[str] = set()
+    for name in adapter_specs():
+        strings |= getattr(get_adapter(name), "case_strings", frozenset())
+    return Vocabulary(frameworks=framework_names(), operations=known_operations(), claims=claims.claim_ids(),
+                      strings=frozenset(strings))

@@ -3,7 +3,7 @@ where the expectation is written, and the steps with the one that did it marked.
 
 from __future__ import annotations
 
-from conformance.engine import Outcome
+from conformance.engine import ERROR, Outcome
 from conformance.model import Case
 
 
@@ -11,6 +11,8 @@ def render_failure(case: Case, outcome: Outcome) -> str:
     lines = [f"{case.id}[{outcome.framework}] — {case.title}", f"  case at {case.location}"]
     if outcome.override_reason:
         lines.append(f"  {outcome.framework} override in effect: {outcome.override_reason}")
+    if outcome.verdict == ERROR:  # refused while it ran: no verdict, the reason says why
+        lines.append(f"  error: {outcome.reason}")
     marked = {m.step for m in outcome.mismatches if m.step}
     for m in outcome.mismatches:
         where = f"  ({m.location})" if m.location else ""

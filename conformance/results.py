@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
-from conformance.engine import FAIL, NOT_APPLICABLE, PASS, SKIPPED, Outcome
+from conformance.engine import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED, Outcome
 from conformance.model import Case
 from conformance.steps import productions
 
@@ -27,7 +27,7 @@ SCHEMA_FILE = Path(__file__).parent / "data" / "results.schema.json"
 # behaves differently from the shared expectation, for the reason the case gives).
 # error: the item could not produce a verdict (invalid case file, a crash, a timeout).
 # skipped: this environment cannot run it (framework not installed, no GPU).
-KNOWN_DIVERGENCE, ERROR = "known_divergence", "error"
+KNOWN_DIVERGENCE = "known_divergence"
 OUTCOMES = (PASS, KNOWN_DIVERGENCE, FAIL, ERROR, NOT_APPLICABLE, SKIPPED)
 REASON_LIMIT = 300
 

@@ -15,6 +15,18 @@ Python stack of a segfault); when an item runs past the timeout the child is ask
 stack (faulthandler on SIGUSR1), killed, and the item gets an ``error`` with that stack.
 Either way the next item starts a fresh child, which re-imports what it needs.
 
+A crash can belong to an earlier item: a case that leaves a dangling alias (a NumPy view of
+a torch tensor's storage that a later ``resize_`` frees) passes, and the heap it damaged
+aborts whatever runs next. So an item whose child crashed after running others is run
+again alone in a fresh child: if it crashes again the crash is its own; if not, its outcome
+is what it did, and the items that ran before it in the dead child are tried, most recent
+first, each followed by the crashed item in a fresh child, to name the one that left the
+process in a bad state (:attr:`Sandbox.last_crash`).
+
+The child's memory is capped (``RLIMIT_DATA``, :data:`MEMORY_LIMIT_MB`): an allocation past
+it fails in the framework (MemoryError), which the engine turns into the item's error,
+instead of the machine swapping or the kernel killing processes.
+
 Cost: one round trip per item, the case sent once for its consecutive items (see
 docs/reliability.md for the figures). Pure: no pytest.
 """
@@ -25,6 +37,7 @@ import faulthandler
 import gc
 import os
 import pickle
+import resource
 import signal
 import socket
 import subprocess
@@ -32,6 +45,7 @@ import sys
 import tempfile
 import time
 import traceback
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -44,6 +58,14 @@ STARTUP_TIMEOUT_S = 300.0  # the child's start, framework import included
 # own message, e.g. torch's "terminate called ... what(): ...") and the end (the stack)
 OUTPUT_HEAD_LINES, OUTPUT_TAIL_LINES = 20, 60
 _STACK_DUMP_WAIT_S = 2.0  # how long a hung child gets to write its stack before SIGKILL
+# The child's data segment (heap and private mappings), in MiB: torch and Paddle imported
+# take about 350 MiB, and the limits of conformance.limits keep a case's tensors to a few
+# MiB, so this is far above what a case needs and far below what would hurt the machine.
+# CONFORMANCE_CHILD_MEMORY_MB sets another value; 0 switches the cap off.
+MEMORY_LIMIT_MB = 4096
+MEMORY_ENV = "CONFORMANCE_CHILD_MEMORY_MB"
+# earlier items tried, most recent first, when looking for the one that left a crash behind
+MAX_CULPRIT_TRIES = 5
 
 
 class SandboxError(Exception):
@@ -51,10 +73,33 @@ class SandboxError(Exception):
     raised. ``reason`` is one line for the results; ``details`` the child's last output
     or the traceback."""
 
-    def __init__(self, reason: str, details: str = "") -> None:
+    def __init__(self, reason: str, details: str = "", crashed: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.details = details
+        self.crashed = crashed  # the child died (not a timeout, not an adapter exception)
+
+
+@dataclass
+class CrashNote:
+    """An item's child crashed, and the item ran to an outcome when run again alone in a
+    fresh child: the crash came from the state an earlier item left."""
+
+    reason: str  # the crash, as it was first seen ("... crashed with signal SIGABRT ...")
+    culprit: tuple[str, str] | None  # (case id, framework) of the item after which it crashes again
+    tried: list[tuple[str, str]] = field(default_factory=list)  # earlier items tried, most recent first
+    ran_before: list[tuple[str, str]] = field(default_factory=list)  # what the dead child had run, in order
+
+    def text(self) -> str:
+        first = f"the framework process crashed while running this item ({self.reason.split(';')[0]}), "
+        first += "and run again alone in a fresh process it ran to the outcome recorded"
+        if self.culprit is not None:
+            case, framework = self.culprit
+            return (f"{first}: the crash comes from {case}[{framework}], which ran before it in the same process: "
+                    f"run alone before this item in a fresh process, it makes this item crash again")
+        tried = ", ".join(f"{c}[{f}]" for c, f in self.tried) or "none"
+        return (f"{first}; the crash did not come back after any single earlier item tried alone ({tried}), "
+                f"so it depends on several of the {len(self.ran_before)} items that ran before it")
 
 
 class FrameworkUnavailable(Exception):
@@ -90,6 +135,9 @@ class Sandbox:
         self._case_in_child: str | None = None  # the child keeps the last case it was sent
         self._set_up: set[str] = set()  # frameworks the child has imported
         self._busy = False  # a request was sent and its answer not yet received
+        self._history: list[tuple[Case, str]] = []  # items the current child has run, in order
+        # set by run(): the item's child crashed and the crash came from an earlier item
+        self.last_crash: CrashNote | None = None
 
     # ---- lifecycle
 
@@ -99,6 +147,7 @@ class Sandbox:
         self._log_read = 0
         self._case_in_child = None
         self._set_up = set()
+        self._history = []
         try:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "conformance.sandbox", str(child.fileno())],
@@ -139,7 +188,47 @@ class Sandbox:
     def run(self, case: Case, framework: str) -> Any:
         """The case's Outcome on the framework. Raises SandboxError when the child crashed,
         timed out or the adapter raised; FrameworkUnavailable when the framework cannot be
-        set up."""
+        set up. A crash after other items is run again alone first (the module's
+        docstring); :attr:`last_crash` then says where it came from."""
+        self.last_crash = None
+        before = list(self._history)
+        try:
+            return self._run(case, framework)
+        except SandboxError as lost:
+            if not lost.crashed or not before:
+                raise
+            crash = lost
+        try:
+            outcome = self._run(case, framework)  # alone: the crash closed the child
+        except SandboxError as again:
+            if again.crashed:
+                raise SandboxError(f"{crash.reason}; run again alone in a fresh process it crashed again, so the "
+                                   "crash is its own", crash.details, crashed=True) from None
+            raise
+        self.last_crash = self._find_culprit(case, framework, before, crash)
+        return outcome
+
+    def _find_culprit(self, case: Case, framework: str, before: list[tuple[Case, str]],
+                      crash: SandboxError) -> CrashNote:
+        """Try the items that ran before the crash, most recent first: each in a fresh
+        child, then the crashed item; the first after which it crashes again is named."""
+        note = CrashNote(crash.reason, None, ran_before=[(c.id, f) for c, f in before])
+        for earlier, earlier_framework in reversed(before[-MAX_CULPRIT_TRIES:]):
+            self.close()
+            note.tried.append((earlier.id, earlier_framework))
+            try:
+                self._run(earlier, earlier_framework)
+                self._run(case, framework)
+            except SandboxError as lost:
+                if lost.crashed:
+                    note.culprit = (earlier.id, earlier_framework)
+                    break
+            except FrameworkUnavailable:
+                continue
+        self.close()  # the next item starts from a fresh process, whatever the last try left
+        return note
+
+    def _run(self, case: Case, framework: str) -> Any:
         if self._conn is None:
             self._start()
         assert self._conn is not None
@@ -157,6 +246,7 @@ class Sandbox:
         self._case_in_child = case.id
         message = self._receive(self.timeout, "running this case")
         if message[0] == "outcome":
+            self._history.append((case, framework))
             return message[1]
         raise SandboxError(message[1], message[2])  # the engine or adapter raised
 
@@ -187,7 +277,7 @@ class Sandbox:
         output = self._last_output()
         self.close()
         raise SandboxError(f"the framework process crashed with {signal_description(code)} "
-                           f"while {doing}; it was restarted for the next item", output)
+                           f"while {doing}; it was restarted for the next item", output, crashed=True)
 
     def _lost_by_timeout(self, timeout: float | None, doing: str) -> None:
         assert self._proc is not None
@@ -225,9 +315,33 @@ def _send(conn: Connection, message: Any) -> None:
     conn.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
 
 
+def memory_limit_mb() -> int:
+    """The cap on the child's data segment, in MiB (0: none)."""
+    text = os.environ.get(MEMORY_ENV, "").strip()
+    try:
+        return max(int(text), 0) if text else MEMORY_LIMIT_MB
+    except ValueError:
+        return MEMORY_LIMIT_MB
+
+
+def cap_memory() -> None:
+    """Cap the data segment (Linux counts heap and private writable mappings, so every
+    framework allocation): past it allocations fail inside the framework, which raises."""
+    limit = memory_limit_mb()
+    if not limit or not hasattr(resource, "RLIMIT_DATA"):
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    wanted = limit * 2**20
+    if hard != resource.RLIM_INFINITY:
+        wanted = min(wanted, hard)
+    if soft == resource.RLIM_INFINITY or soft > wanted:
+        resource.setrlimit(resource.RLIMIT_DATA, (wanted, hard))
+
+
 def serve(fd: int) -> None:
     """The child's loop: run each item sent until None (or the parent is gone)."""
     die_with_parent()
+    cap_memory()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     faulthandler.enable()  # a segfault prints the Python stack where it happened
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # the parent's timeout asks for it

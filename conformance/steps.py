@@ -51,6 +51,7 @@ class _Parser:
         # was a tenth of the cost of loading a case)
         self.reads: set[str] = set()
         self.operations: set[str] = set()
+        self.strings: set[str] = set()  # string constants: names (dtypes, devices) the loader checks
 
     def fail(self, node: ast.AST | None, message: str, hint: str | None = None) -> CaseFormatError:
         col = self.location.column
@@ -140,6 +141,8 @@ class _Parser:
         if isinstance(node, ast.Constant):
             if isinstance(node.value, bytes):
                 raise self.fail(node, "bytes literals are not allowed")
+            if isinstance(node.value, str):
+                self.strings.add(node.value)
             return Const(node.value)
         if isinstance(node, (ast.List, ast.Tuple)):
             return Seq(tuple(self.expr(e) for e in node.elts), tuple_=isinstance(node, ast.Tuple))
@@ -226,15 +229,15 @@ def _constant(expr: Expr) -> bool:
 
 
 def parse_step_uses(text: str, number: int, location: Location,
-                    defined: set[str]) -> tuple[Step, set[str], set[str]]:
-    """Parse one step's text: the step, the names it reads and the operation-table keys it
-    needs (the sets of :func:`names_read` and :func:`operations_of`, noted while parsing
-    rather than found by walking the IR). ``defined`` holds the names bound before it (a
-    call of a defined name calls that value, e.g. a layer; otherwise it is a function
-    operation)."""
+                    defined: set[str]) -> tuple[Step, set[str], set[str], set[str]]:
+    """Parse one step's text: the step, the names it reads, the operation-table keys it
+    needs and the strings it passes (the sets of :func:`names_read`, :func:`operations_of`
+    and :func:`strings_of`, noted while parsing rather than found by walking the IR).
+    ``defined`` holds the names bound before it (a call of a defined name calls that value,
+    e.g. a layer; otherwise it is a function operation)."""
     parser = _Parser(text, location, defined)
     step = parser.statement(number)
-    return step, parser.reads, parser.operations
+    return step, parser.reads, parser.operations, parser.strings
 
 
 # --------------------------------------------------------------------------- walking the IR
@@ -284,6 +287,11 @@ def operations_of(step: Step) -> set[str]:
             if step.kind == "augassign":
                 keys.add("attr:" + target.attr)
     return keys
+
+
+def strings_of(step: Step) -> set[str]:
+    """The string constants a (non-block) step passes."""
+    return {e.value for x in _step_exprs(step) for e in _walk(x) if isinstance(e, Const) and isinstance(e.value, str)}
 
 
 def names_read(step: Step) -> list[Ref]:

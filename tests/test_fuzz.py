@@ -63,7 +63,7 @@ from conformance.loader import (  # noqa: E402
 )
 from conformance.model import CLAIM_STANCES, DTYPES, ERROR_KINDS, RELATIONS, TENSOR_PROPERTIES, CaseFormatError  # noqa: E402
 from conformance.steps import (  # noqa: E402
-    BLOCKS, MAX_STEP_CHARS, names_bound, names_read, operations_of, parse_step_uses,
+    BLOCKS, MAX_STEP_CHARS, names_bound, names_read, operations_of, parse_step_uses, strings_of,
 )
 from conformance.yamlsrc import YList, YMap, parse  # noqa: E402
 
@@ -414,9 +414,10 @@ def check_case(case: Any, file: str, bound: int) -> None:
         assert not any(n.startswith("_") for n in used), step.text  # no dunder reaches an adapter
         assert operations_of(step) <= set(VOCAB.operations), step.text
         # what the parser noted while building the IR is what walking the IR finds
-        again, reads, operations = parse_step_uses(step.text, step.number, step.location, defined)
+        again, reads, operations, strings = parse_step_uses(step.text, step.number, step.location, defined)
         assert again == step
-        assert (reads, operations) == ({r.name for r in names_read(step)}, operations_of(step)), step.text
+        assert (reads, operations, strings) == (
+            {r.name for r in names_read(step)}, operations_of(step), strings_of(step)), step.text
         defined.update(names_bound(step))
     for expect in [case.expect] + [o.expect.expect for o in case.overrides.values() if o.expect]:
         for ref in (expect.error, expect.warning):

@@ -59,7 +59,8 @@ def cases_text(states: list[tuple[str, str]]) -> str:
 
 def load_pair(framework: str, name: str) -> tuple[Case, Case]:
     adapter = ADAPTERS[framework]()
-    vocabulary = Vocabulary(frameworks=[*registry.framework_names(), *ADAPTERS], operations=set(adapter.ops))
+    vocabulary = Vocabulary(frameworks=[*registry.framework_names(), *ADAPTERS], operations=set(adapter.ops),
+                            strings=adapter.case_strings)
     result = load_text(cases_text([(framework, name)]), "isolation.yaml", vocabulary)
     assert not result.errors, result.errors[0][1].render()
     pollute, probe = result.cases

@@ -110,6 +110,49 @@ def test_crashes_and_a_hang_cost_one_item_each(project: tuple[Path, dict[str, st
     assert data["environment"]["frameworks"]["faulty"]["devices"] == ["cpu"]
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2", "--dist", "loadfile"]], ids=["serial", "xdist"])
+def test_a_crash_left_by_an_earlier_item_is_blamed_on_that_item(project: tuple[Path, dict[str, str]],
+                                                                 workers: list[str]) -> None:
+    """``poison`` passes and breaks the process for the next item (as a write through a
+    dangling alias damages the heap): the next item in that process crashes, runs to its
+    own outcome alone, and the poisoning item is named and recorded as the error (under
+    xdist the file's items stay on one worker, so that one item follows poison)."""
+    if workers:
+        pytest.importorskip("xdist")
+    folder, env = project
+    after = [OK_CASE.format(name=f"after_{i}") for i in range(3)]
+    (folder / "faults.yaml").write_text("cases:\n" + OK_CASE.format(name="first") + FAULT_CASE.format(name="poison")
+                                        + "".join(after))
+    args = [a if a != "faulty,numpy" else "faulty" for a in pytest_args(*workers)]
+    proc = subprocess.run(args, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    output = proc.stdout + proc.stderr
+    data = json.loads((folder / "r.json").read_text())
+    by_case = {r["case"]: r for r in data["results"]}
+    assert proc.returncode == 1 and data["run"]["exit_status"] == 1, output
+    assert [r["case"] for r in data["results"] if "crash" in r] == ["sandbox.after_0"], output
+    victim = by_case["sandbox.after_0"]
+    assert victim["outcome"] == "pass", victim  # its own outcome, from the run alone
+    assert victim["crash"]["culprit"] == ["sandbox.poison", "faulty"], victim
+    assert victim["crash"]["tried"] == [["sandbox.poison", "faulty"]], victim
+    assert "SIGABRT" in victim["crash"]["reason"]
+    blamed = by_case["sandbox.poison"]
+    assert blamed["outcome"] == "error", blamed
+    assert "sandbox.after_0[faulty], run after it, crashed" in blamed["reason"], blamed
+    assert [by_case[c]["outcome"] for c in ("sandbox.first", "sandbox.after_1", "sandbox.after_2")] == ["pass"] * 3
+    assert "crashes that came from an earlier item" in output, output
+    assert "the crash comes from sandbox.poison[faulty]" in output, output
+
+
+def test_a_crash_that_comes_back_alone_is_the_items_own(project: tuple[Path, dict[str, str]]) -> None:
+    folder, env = project
+    (folder / "faults.yaml").write_text("cases:\n" + OK_CASE.format(name="first") + FAULT_CASE.format(name="abort"))
+    proc = subprocess.run(pytest_args()[:-4] + ["--frameworks", "faulty", "--conformance-results", "r.json"],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    record = {r["case"]: r for r in json.loads((folder / "r.json").read_text())["results"]}["sandbox.abort"]
+    assert record["outcome"] == "error" and "crash" not in record, proc.stdout
+    assert "run again alone in a fresh process it crashed again, so the crash is its own" in record["reason"]
+
+
 def test_a_real_framework_abort_is_the_items_error(project: tuple[Path, dict[str, str]]) -> None:
     pytest.importorskip("torch")
     folder, env = project

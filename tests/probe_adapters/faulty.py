@@ -38,8 +38,21 @@ def _exit(*args: Any) -> Any:
     os._exit(3)  # a framework that calls exit() from C
 
 
+_poisoned = False
+
+
+def _poison(x: Any) -> Any:
+    """Passes, and leaves the process broken for whatever runs next, as a write through a
+    dangling alias damages the heap and the next allocation aborts."""
+    global _poisoned
+    _poisoned = True
+    return x
+
+
 class Unreadable:
     """A result this adapter claims as an array and then cannot read: an adapter bug."""
+
+    shape = (1,)  # its shape reads (the engine bounds every result by it); its values do not
 
 
 def _unreadable(*args: Any) -> Any:
@@ -51,7 +64,12 @@ class FaultyAdapter(NumpyAdapter):
 
     def operations(self) -> dict[str, Operation]:
         return {**super().operations(), "fn:hang": _hang, "fn:segfault": _segfault,
-                "fn:abort": _abort, "fn:exit": _exit, "fn:unreadable": _unreadable}
+                "fn:abort": _abort, "fn:exit": _exit, "fn:unreadable": _unreadable, "fn:poison": _poison}
+
+    def make_input(self, spec: Any, device: str) -> Any:
+        if _poisoned:  # the damage an earlier item did shows here, in the next item
+            os.abort()
+        return super().make_input(spec, device)
 
     def is_array(self, obj: Any) -> bool:
         return isinstance(obj, Unreadable) or super().is_array(obj)

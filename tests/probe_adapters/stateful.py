@@ -88,6 +88,11 @@ class _Stateful:
         """Every piece of state this adapter's tests change, RNGs included."""
         return [*cls.states, *cls.draws]
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # the state names are the strings this adapter's steps pass (pollute('torch.anomaly'))
+        cls.case_strings = frozenset(cls.state_names())
+
     defaults: dict[str, Any] | None = None
     first_draws: dict[str, float] = {}
 
