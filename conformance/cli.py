@@ -177,6 +177,7 @@ def cmd_observe(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance.lint import case_files
     from conformance.loader import did_you_mean, load_file
     from conformance.observe import observe, render
+    from conformance.sandbox import Sandbox
 
     vocab = registry.vocabulary()
     target = Path(args.target)
@@ -195,10 +196,17 @@ def cmd_observe(args: argparse.Namespace, extra: list[str]) -> int:
             print(f"conformance observe: no case {args.target!r}; {hint}", file=sys.stderr)
         return 2
     names = _framework_list(args.frameworks)
-    for i, case in enumerate(cases):
-        observations = [observe(case, registry.get_adapter(fw)) for fw in names]
-        sys.stdout.write(("\n" if i else "") + render(case, observations))
-    return 1 if problems else 0
+    # the steps run in the sandbox's child process with the item timeout, as in a pytest run
+    sandbox = Sandbox(args.case_timeout)
+    failed = False
+    try:
+        for i, case in enumerate(cases):
+            observations = [observe(case, registry.get_adapter(fw), sandbox) for fw in names]
+            failed = failed or any(o.status == "error" for o in observations)
+            sys.stdout.write(("\n" if i else "") + render(case, observations))
+    finally:
+        sandbox.close()
+    return 1 if problems or failed else 0
 
 
 def _framework_list(option: str | None) -> list[str]:
@@ -234,6 +242,8 @@ def cmd_ops(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from conformance.sandbox import DEFAULT_TIMEOUT_S  # the item timeout; the module imports no framework
+
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -267,6 +277,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                          "behaviour as expect YAML")
     obs.add_argument("target", help="a case id (searched under cases/) or a case file (every case in it)")
     obs.add_argument("--frameworks", help="comma-separated subset, e.g. torch,numpy")
+    obs.add_argument("--case-timeout", metavar="SECONDS", type=float, default=DEFAULT_TIMEOUT_S,
+                     help=f"per framework: a case running longer is stopped (default {DEFAULT_TIMEOUT_S:g}; 0 = none)")
     obs.set_defaults(func=cmd_observe)
     new = sub.add_parser("new", help="scaffold a case file: conformance new views/unflatten")
     new.add_argument("name", help="FAMILY/NAME, e.g. views/unflatten -> cases/views/unflatten.yaml")

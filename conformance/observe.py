@@ -4,7 +4,9 @@ per-framework overrides where the frameworks differ.
 
 It asks the engine to check a probe expectation that names every relation and property of
 the case's names; the engine records what it observed whatever was expected, and that
-record is what is printed. Nothing here is compared.
+record is what is printed. Nothing here is compared. The case runs in the sandbox's child
+process, with its timeout, like a pytest item: a case that crashes or hangs a framework
+costs that framework's observation, never the command.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from conformance.engine import NOT_APPLICABLE, SKIPPED, run
+from conformance.engine import ERROR, NOT_APPLICABLE, SKIPPED, run
 from conformance.model import Case, Expect
+from conformance.sandbox import FrameworkUnavailable, Sandbox, SandboxError
 from conformance.steps import names_bound, productions
 
 REGEX_SPECIAL = re.compile(r"([.^$*+?{}\[\]\\|()])")
@@ -27,7 +30,7 @@ MAX_PAIR_NAMES = 8  # above this, relations are observed only for the pairs step
 class Observation:
     framework: str
     version: str | None
-    status: str = "ran"  # ran / not_applicable / skipped
+    status: str = "ran"  # ran / not_applicable / skipped / error (a crash, a timeout, a limit)
     reason: str = ""
     observed: dict[str, Any] = field(default_factory=dict)  # "values.y" -> value, "shares_memory.y.x" -> bool
     error: dict[str, Any] | None = None  # {at, kind, type, message}
@@ -60,7 +63,9 @@ def probe_expect(case: Case) -> Expect:
                   properties=properties)
 
 
-def observe(case: Case, adapter: Any) -> Observation:
+def observe(case: Case, adapter: Any, sandbox: Sandbox | None = None) -> Observation:
+    """What the case's steps do on the adapter's framework: in ``sandbox``'s child process,
+    or in this process when there is none (tests of the splitting and rendering)."""
     obs = Observation(adapter.name, adapter.version(), unobservable=frozenset(adapter.unobservable))
     override = case.overrides.get(adapter.name)
     if override is not None and override.not_applicable:
@@ -70,7 +75,22 @@ def observe(case: Case, adapter: Any) -> Observation:
     if missing:
         obs.status, obs.reason = SKIPPED, missing
         return obs
-    outcome = run(replace(case, expect=probe_expect(case), overrides={}), adapter)
+    probe = replace(case, expect=probe_expect(case), overrides={})
+    if sandbox is None:
+        outcome = run(probe, adapter)
+    else:
+        try:
+            outcome = sandbox.run(probe, adapter.name)
+        except FrameworkUnavailable as exc:
+            obs.status, obs.reason = SKIPPED, str(exc)
+            return obs
+        except SandboxError as exc:
+            obs.status, obs.reason = ERROR, exc.reason
+            return obs
+        obs.version = sandbox.environments.get(adapter.name, {}).get("version", obs.version)
+    if outcome.verdict == ERROR:
+        obs.status, obs.reason = ERROR, outcome.reason
+        return obs
     if outcome.verdict in (NOT_APPLICABLE, SKIPPED):
         obs.status, obs.reason = outcome.verdict, outcome.reason.removeprefix("not applicable: ")
         return obs
@@ -116,6 +136,8 @@ def interesting(key: str, values: dict[str, Any], case: Case, made: set[tuple[st
     pairs the case's steps produce."""
     kind, _, rest = key.partition(".")
     given = {g.name for g in case.given}
+    if kind in ("values", "grad") and not all(_expressible(v) for v in values.values()):
+        return False  # memory nobody wrote, or an array too large to record: nothing to paste
     if kind in ("shares_memory", "same_object"):
         a, _, b = rest.partition(".")
         return any(v is True for v in values.values()) or (a, b) in made
@@ -129,6 +151,14 @@ def interesting(key: str, values: dict[str, Any], case: Case, made: set[tuple[st
     if kind == "grad":
         return rest in given
     return kind == "values"
+
+
+def _expressible(value: Any) -> bool:
+    """Whether an observed value can be written as an expectation (the engine records a
+    string for unspecified memory and a digest for a large array)."""
+    if isinstance(value, list):
+        return all(_expressible(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, complex))
 
 
 def split(case: Case, observations: list[Observation]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:

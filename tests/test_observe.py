@@ -114,3 +114,38 @@ def test_complex_values_are_shown_in_the_case_format() -> None:
 
     assert _shown([1 + 2j, 3.0000001 - 1j]) == {"real": [1.0, 3.0], "imag": [2.0, -1.0]}
     assert _shown([[0.1 + 0j]]) == {"real": [[0.1]], "imag": [[0.0]]}
+
+
+OBSERVE_FAULTS = """\
+cases:
+  - id: observe.{name}
+    title: "a framework that {name}s while observed"
+    given: {{x: [1.0, 2.0]}}
+    steps:
+      - y = {name}(x)
+    expect: {{}}
+"""
+
+
+@pytest.mark.parametrize("fault, said", [("abort", "crashed with signal SIGABRT"), ("hang", "timed out after 2 s")])
+def test_observe_runs_in_the_sandbox_so_a_crash_or_hang_costs_one_framework(
+        tmp_path: Path, fault: str, said: str) -> None:
+    """`conformance observe` runs the steps in the framework process with the item
+    timeout: an aborting or hanging framework is reported for that framework, the others
+    are still observed, and the command exits 1."""
+    import subprocess
+    import sys
+
+    from entry_points import TESTS, register, subprocess_env
+
+    site = tmp_path / "site"
+    register(site, "probe-adapters", {"faulty": "probe_adapters.faulty:FaultyAdapter"})
+    path = tmp_path / "faults.yaml"
+    path.write_text(OBSERVE_FAULTS.format(name=fault))
+    proc = subprocess.run([sys.executable, "-m", "conformance", "observe", str(path), "--frameworks", "faulty,numpy",
+                           "--case-timeout", "2"], capture_output=True, text=True, timeout=120,
+                          env=subprocess_env(site, TESTS), cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    said_line = next((line for line in proc.stdout.splitlines() if "# faulty: error: " in line), "")
+    assert said in said_line, proc.stdout
+    assert "# numpy: not applicable: numpy has no counterpart" in proc.stdout, proc.stdout
