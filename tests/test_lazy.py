@@ -79,3 +79,37 @@ def test_running_cases_imports_no_framework_into_pytest() -> None:
     assert code == "0"
     assert int(torch_passed) > 0 and int(paddle_passed) > 0
     assert heavy == "[]"
+
+
+def test_a_framework_object_observed_as_a_value_does_not_cross_into_pytest(tmp_path: Path) -> None:
+    """A NumPy object array holding a torch layer and a Paddle layer, observed as values:
+    the outcome carries their type names only, so the pytest process imports neither
+    framework (Paddle would also take over SIGTERM there) and the item fails normally."""
+    case_file = tmp_path / "objects.yaml"
+    case_file.write_text(textwrap.dedent("""\
+        cases:
+          - id: lazy.object_array
+            title: "an object array holding a layer, observed as values"
+            given: {x: [1.0]}
+            steps:
+              - m = ReLU()
+              - y = array([m])
+            expect: {values: {y: [1.0]}}
+    """))
+    out = run_python(f"""
+        import signal, sys, pytest
+
+        class Probe:
+            def pytest_sessionfinish(self, session):
+                self.heavy = sorted(m for m in {HEAVY!r} if m in sys.modules)
+                self.sigterm = signal.getsignal(signal.SIGTERM)
+
+        probe = Probe()
+        before = signal.getsignal(signal.SIGTERM)
+        code = pytest.main(["-q", "-p", "no:cacheprovider", {str(case_file)!r}, "--frameworks", "torch,paddle",
+                            "--rootdir", {str(tmp_path)!r}], plugins=[probe])
+        print("RESULT", int(code), probe.heavy, probe.sigterm == before)
+    """)
+    line = next(ln for ln in out.splitlines() if ln.startswith("RESULT"))
+    assert line == "RESULT 1 [] True", out
+    assert "<torch.nn.modules.activation.ReLU>" in out and "<paddle.nn.layer.activation.ReLU>" in out, out
