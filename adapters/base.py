@@ -16,6 +16,7 @@ import importlib.metadata
 import importlib.util
 import math
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterator, Mapping
 
@@ -213,6 +214,11 @@ class GlobalState:
     set: Callable[[Any], None]
     # restored whether or not it changed: state that cannot be compared cheaply (RNGs)
     always_restore: bool = False
+    # for state that changes by itself as cases run, so that restoring what the previous
+    # item left is not enough (warn-once flags, warning registries): puts it as every item
+    # must start, the value a fresh process has. Called after the state was saved; the saved
+    # value is written back after the item as for any other state.
+    reset: Callable[[], None] | None = None
 
 
 def attributes_state(name: str, holder: Any) -> GlobalState:
@@ -225,6 +231,37 @@ def attributes_state(name: str, holder: Any) -> GlobalState:
         vars(holder).update(saved)
 
     return GlobalState(name, lambda: dict(vars(holder)), restore)
+
+
+def forget_shown_warnings() -> None:
+    """Empty every warning registry, as in a fresh process: each module's
+    ``__warningregistry__`` (what the "default" and "module" actions already showed) and the
+    once registry. CPython clears a registry when it next consults it if the filters changed
+    since it was filled; entering and leaving ``catch_warnings`` count as changes. One step,
+    whatever the number of modules, and registries outside ``sys.modules`` (code run with
+    its own globals) included."""
+    with warnings.catch_warnings():
+        pass
+
+
+def python_warnings_state() -> GlobalState:
+    """Python's warning machinery, which every framework warns through. The filters (and the
+    default action) are saved and written back: a library may add a filter while it runs
+    (Paddle's static-graph type promotion warns, then adds an "ignore" filter for that
+    warning: paddle/base/layers/math_op_patch.py). The registries are reset, so a warning
+    shown once per location or once per process is shown again in every item."""
+
+    def get() -> tuple[list, list, str]:
+        return warnings.filters, list(warnings.filters), warnings.defaultaction
+
+    def restore(saved: tuple[list, list, str]) -> None:
+        filters, content, default = saved
+        filters[:] = content
+        warnings.filters = filters
+        warnings.defaultaction = default
+        forget_shown_warnings()  # as warnings.filterwarnings() does after changing the list
+
+    return GlobalState("python.warnings", get, restore, reset=forget_shown_warnings)
 
 
 class Adapter:
@@ -290,16 +327,20 @@ class Adapter:
 
     @contextlib.contextmanager
     def isolation(self, seed: int) -> Iterator[None]:
-        """Save the process-wide state a case may change (:meth:`global_states`), seed the
-        RNGs for this case, and put back whatever the case changed, even when it raised:
-        one case never changes the outcome of the next one run by the same process."""
+        """Save the process-wide state a case may change (:meth:`global_states`), put the
+        states that have a ``reset`` as a fresh process has them, seed the RNGs for this
+        case, and put back whatever the case changed, even when it raised: one case never
+        changes the outcome of the next one run by the same process."""
         import numpy as np
 
         if self._states is None:
             self._states = self.global_states()
         saved = [(state, state.get()) for state in self._states]
-        self.seed(seed)
         try:
+            for state in self._states:
+                if state.reset is not None:
+                    state.reset()
+            self.seed(seed)
             # every case starts with NumPy's floating-point errors as warnings, which the
             # engine records, whatever the process had
             with np.errstate(all="warn"):
@@ -311,10 +352,12 @@ class Adapter:
 
     def global_states(self) -> list[GlobalState]:
         """The process-wide state of this adapter's framework that :meth:`isolation` saves
-        and restores. Subclasses add theirs to NumPy's, which every adapter uses."""
+        and restores (and resets, where it has a fresh-process value). Subclasses add theirs
+        to Python's warnings and NumPy's, which every adapter uses."""
         import numpy as np
 
         return [
+            python_warnings_state(),
             GlobalState("numpy.errstate", np.geterr, lambda v: np.seterr(**v)),
             GlobalState("numpy.errcall", np.geterrcall, np.seterrcall),
             GlobalState("numpy.printoptions", np.get_printoptions, lambda v: np.set_printoptions(**v)),

@@ -144,6 +144,7 @@ class PaddleAdapter(Adapter):
             GlobalState("paddle.flags", lambda: {key: flags[key] for key in flags.keys()}, set_flags),
             attributes_state("paddle.printoptions", DEFAULT_PRINT_OPTIONS),
             GlobalState("paddle.random", paddle.get_rng_state, paddle.set_rng_state, always_restore=True),
+            _warned_flags_state(),
         ]
 
     def seed(self, seed: int) -> None:
@@ -307,6 +308,36 @@ class PaddleAdapter(Adapter):
         paddle = _paddle()
         with paddle.no_grad():
             obj.copy_(paddle.to_tensor(snapshot, dtype=obj.dtype))
+
+
+# Paddle's warn-once flags: module globals set after the first warning, so that in one
+# process only the first item to get there would see it. paddle.tensor.creation._warned_in_tensor
+# (python/paddle/tensor/creation.py, lines 77 and 1054-1061 in 3.3.1): paddle.to_tensor
+# (and as_tensor) of a Tensor advises clone().detach() once per process. It is the only
+# such flag in Paddle's Python package that guards a Python warning; the other once-only
+# messages go to logging, not to warnings, from code no operation of this adapter reaches:
+# the lru_cache'd warning_once of paddle.autograd.backward_utils and _warning_once of
+# paddle.base.executor (static graph), _raise_cuda_env_unset_warning(_for_sp) of
+# paddle.distributed.fleet (model-parallel training).
+def _warned_flags() -> list[tuple[Any, str]]:
+    """(module, name of its flag) for each of Paddle's warn-once flags."""
+    from paddle.tensor import creation
+
+    return [(creation, "_warned_in_tensor")]
+
+
+def _warned_flags_state() -> GlobalState:
+    """Paddle's warn-once flags: False, as in a fresh process, when each item starts."""
+    flags = _warned_flags()
+
+    def get() -> tuple[bool, ...]:
+        return tuple(getattr(module, name) for module, name in flags)
+
+    def set_flags(values: tuple[bool, ...]) -> None:
+        for (module, name), value in zip(flags, values):
+            setattr(module, name, value)
+
+    return GlobalState("paddle.warned_flags", get, set_flags, reset=lambda: set_flags((False,) * len(flags)))
 
 
 def _no_inplace_arg(name: str, op: Operation) -> Operation:

@@ -120,6 +120,17 @@ class TorchAdapter(Adapter):
             GlobalState("torch.num_threads", torch.get_num_threads, torch.set_num_threads),
             attributes_state("torch.printoptions", torch._tensor_str.PRINT_OPTS),
             GlobalState("torch.random", torch.get_rng_state, torch.set_rng_state, always_restore=True),
+            # TORCH_WARN_ONCE (c10/util/Exception.h) keeps "already warned" in a static of its
+            # C++ call site, which nothing can reset: in one process only the first item to
+            # reach a site would see its warning (x.T of a 3-D tensor, from_numpy of a read-only
+            # array). With warn_always on, every such site warns on every call, as each would
+            # on its first call in a fresh process; the process's own value is written back
+            # after the item. The difference from a fresh process: a site reached twice in one
+            # item warns both times, not only the first, so an expectation of that warning at
+            # the second step would hold here and not in a fresh process (no case asks that).
+            # torch reads the flag nowhere else: TORCH_WARN_ONCE is its one reader.
+            GlobalState("torch.warn_always", torch.is_warn_always_enabled, torch.set_warn_always,
+                        reset=lambda: torch.set_warn_always(True)),
         ]
 
     def seed(self, seed: int) -> None:

@@ -41,6 +41,33 @@ def _paddle() -> Any:
     return quiet_import()
 
 
+def _paddle_tensor_creation() -> Any:
+    _paddle()
+    import paddle.tensor.creation
+
+    return paddle.tensor.creation
+
+
+def _warns(call: Callable[[], Any]) -> bool:
+    """Whether the call emits a Python warning (shown to no one)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return bool(caught)
+
+
+def _torch_warn_once_site() -> None:
+    """x.T of a 3-D tensor: a TORCH_WARN_ONCE in ATen (TensorShape.cpp)."""
+    _torch().ones(1, 1, 1).T
+
+
+def _silence_torch_warn_once_site() -> None:
+    _torch().set_warn_always(False)
+    _warns(_torch_warn_once_site)
+
+
 # name -> (read it, change it); building these tables imports no framework
 NUMPY_STATES: dict[str, tuple[Reader, Polluter]] = {
     "numpy.errstate": (lambda: _np().geterr(), lambda: _np().seterr(all="raise")),
@@ -61,6 +88,9 @@ TORCH_STATES: dict[str, tuple[Reader, Polluter]] = {
     "torch.num_threads": (lambda: _torch().get_num_threads(),
                           lambda: _torch().set_num_threads(_torch().get_num_threads() + 1)),
     "torch.printoptions": (lambda: repr(_torch().tensor([1 / 3])), lambda: _torch().set_printoptions(precision=1)),
+    # whether a TORCH_WARN_ONCE site warns now; the polluter turns warn-always off and
+    # reaches the site, which then stays silent for the rest of the process
+    "torch.warn_always": (lambda: _warns(_torch_warn_once_site), lambda: _silence_torch_warn_once_site()),
 }
 PADDLE_STATES: dict[str, tuple[Reader, Polluter]] = {
     "paddle.grad_enabled": (lambda: _paddle().is_grad_enabled(), lambda: _paddle().set_grad_enabled(False)),
@@ -70,6 +100,10 @@ PADDLE_STATES: dict[str, tuple[Reader, Polluter]] = {
                      lambda: _paddle().set_flags({"FLAGS_check_nan_inf": True})),
     "paddle.printoptions": (lambda: str(_paddle().to_tensor([1 / 3])),
                             lambda: _paddle().set_printoptions(precision=1)),
+    # paddle.to_tensor of a Tensor warns once per process, then sets this module flag; read
+    # directly (reaching the warning would set it), polluted by reaching the warning
+    "paddle.warned_flags": (lambda: _paddle_tensor_creation()._warned_in_tensor,
+                            lambda: _warns(lambda: _paddle().to_tensor(_paddle().to_tensor([1.0])))),
 }
 # RNGs: "default" means the next draw is the first one after this case's seed
 NUMPY_DRAWS: dict[str, Callable[[], float]] = {"numpy.random": lambda: float(_np().random.random())}
