@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import sys
@@ -34,42 +35,93 @@ def _case_roots() -> list[str]:
 
 
 def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
+    import contextlib
+
     import pytest
 
+    from conformance.escaping import for_terminal
+    from conformance.outputs import (
+        OutputError, check_file, check_folder, error_text, holding, lock_path, reports_lock_path,
+    )
     from conformance.progress import ProgressDisplay
-    from conformance.results import load_results
 
-    results = Path(args.results)
-    before = results.stat().st_mtime_ns if results.exists() else None
+    results, reports = Path(args.results), Path(args.reports)
     paths = args.paths or _case_roots()
-    # the named folders are case folders, whatever the ini file of the checkout says
-    argv = [*paths, "-o", "conformance_paths=" + " ".join(shlex.quote(p) for p in paths),
-            "--conformance-results", str(results), *extra]
-    if args.frameworks:
-        argv += ["--frameworks", args.frameworks]
-    if args.numprocesses:
-        argv += ["-n", args.numprocesses]
-    plugins: list[object] = []
-    if sys.stdout.isatty() and not args.plain:
-        plugins.append(ProgressDisplay(sys.stdout))
-        argv += ["-p", "no:terminal"]
-    code = pytest.main(argv, plugins=plugins)
-    if code == pytest.ExitCode.NO_TESTS_COLLECTED:
-        print(f"conformance: no case collected from {', '.join(paths)}: give case files or folders that hold "
-              "them (*.yaml with a top-level 'cases:' list)", file=sys.stderr)
+    with contextlib.ExitStack() as held:
+        # Before anything runs: both locations can be written, and no other run is writing
+        # to them; both stay locked until the reports are written. The plugin takes the
+        # results lock again in this process (counted, not waited for).
+        try:
+            check_file(results, f"the results file {results}")
+            check_folder(reports, f"the reports in {reports}")
+            held.enter_context(holding(lock_path(results), f"the results file {results}", "conformance run"))
+            held.enter_context(holding(reports_lock_path(reports), f"the reports in {reports}", "conformance run"))
+        except OutputError as exc:
+            _error(f"conformance: {exc}")
+            return 2
+        # the named folders are case folders, whatever the ini file of the checkout says
+        argv = [*paths, "-o", "conformance_paths=" + " ".join(shlex.quote(p) for p in paths),
+                "--conformance-results", str(results), *extra]
+        if args.frameworks:
+            argv += ["--frameworks", args.frameworks]
+        if args.numprocesses:
+            argv += ["-n", args.numprocesses]
+        own = _own_results()
+        plugins: list[object] = [own]
+        if sys.stdout.isatty() and not args.plain:
+            plugins.append(ProgressDisplay(sys.stdout))
+            argv += ["-p", "no:terminal"]
+        code = pytest.main(argv, plugins=plugins)
+        if code == pytest.ExitCode.NO_TESTS_COLLECTED:
+            _error(f"conformance: no case collected from {', '.join(paths)}: give case files or folders that hold "
+                   "them (*.yaml with a top-level 'cases:' list)")
+            return int(code)
+        if own.write_error:  # the plugin said why, in one line
+            return int(code)
+        if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            _error(f"conformance: the run did not complete (pytest exit status {int(code)}); "
+                   f"the reports in {reports} were not updated")
+            return int(code)
+        if own.text is None:
+            _error(f"conformance: no results written to {results}")
+            return 1
+        # this run's own results, as written: never whatever the file holds by now
+        data = json.loads(own.text)
+        try:
+            written = _write_reports(data, reports)
+        except OSError as exc:
+            _error(f"conformance: wrote {results}, but could not write the reports in {reports}: "
+                   f"{error_text(exc)}; the previous reports are left as they were")
+            return int(pytest.ExitCode.INTERNAL_ERROR)
+        print(for_terminal(_summary(data)))
+        print(for_terminal(f"conformance: wrote {results}, " + ", ".join(str(p) for p in written)))
         return int(code)
-    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-        print(f"conformance: the run did not complete (pytest exit status {int(code)}); "
-              f"the reports in {args.reports} were not updated", file=sys.stderr)
-        return int(code)
-    if not results.exists() or results.stat().st_mtime_ns == before:
-        print(f"conformance: no results written to {results}", file=sys.stderr)
-        return 1
-    data = load_results(results)
-    written = _write_reports(data, Path(args.reports))
-    print(_summary(data))
-    print(f"conformance: wrote {results}, " + ", ".join(str(p) for p in written))
-    return int(code)
+
+
+def _own_results() -> object:
+    """A plugin that takes, at the end of the session, the results text this run's plugin
+    wrote (or why it could not), for ``conformance run`` to summarise and render."""
+    import pytest
+
+    from conformance.plugin import results_key
+
+    class OwnResults:
+        text: str | None = None
+        write_error: OSError | None = None
+
+        @pytest.hookimpl(trylast=True)  # after the results plugin wrote the file
+        def pytest_sessionfinish(self, session: pytest.Session) -> None:
+            recorder = session.config.stash.get(results_key, None)
+            if recorder is not None:
+                self.text, self.write_error = recorder.written_text, recorder.write_error
+
+    return OwnResults()
+
+
+def _error(message: str) -> None:
+    from conformance.escaping import for_terminal
+
+    print(for_terminal(message), file=sys.stderr)
 
 
 def _write_reports(data: dict, out_dir: Path) -> list[Path]:
@@ -92,41 +144,57 @@ def _summary(data: dict) -> str:
 
 
 def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance.escaping import for_terminal
+    from conformance.outputs import OutputError, check_folder, error_text, holding, reports_lock_path
     from conformance.report import stale_reports
     from conformance.results import ResultsFileError, load_results
 
     try:
         data = load_results(Path(args.results))
     except ResultsFileError as exc:
-        print(f"conformance report: {exc}", file=sys.stderr)
+        _error(f"conformance report: {exc}")
         return 2
     out_dir = Path(args.out)
     if args.check:
         problems = stale_reports(data, out_dir)
-        for problem in problems:
-            print(problem, file=sys.stderr)
+        for problem in problems:  # the diff quotes case text
+            _error(problem)
         if problems:
-            print(f"conformance report: regenerate with `conformance report {args.results} --out {out_dir}` "
-                  "and commit the result", file=sys.stderr)
+            _error(f"conformance report: regenerate with `conformance report {args.results} --out {out_dir}` "
+                   "and commit the result")
             return 1
-        print(f"conformance report: {out_dir} is up to date")
+        print(for_terminal(f"conformance report: {out_dir} is up to date"))
         return 0
-    for path in _write_reports(data, out_dir):
-        print(f"conformance report: wrote {path}")
+    what = f"the reports in {out_dir}"
+    try:
+        check_folder(out_dir, what)
+        with holding(reports_lock_path(out_dir), what, "conformance report"):
+            written = _write_reports(data, out_dir)
+    except OutputError as exc:
+        _error(f"conformance report: {exc}")
+        return 2
+    except OSError as exc:
+        _error(f"conformance report: could not write {what}: {error_text(exc)}; the previous reports are left "
+               "as they were")
+        return 3
+    for path in written:
+        print(for_terminal(f"conformance report: wrote {path}"))
     return 0
 
 
 def cmd_diff(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance.diff import compare, render_markdown, render_text
+    from conformance.escaping import for_terminal
     from conformance.results import ResultsFileError, load_results
 
     try:
         old, new = load_results(Path(args.old)), load_results(Path(args.new))
     except ResultsFileError as exc:
-        print(f"conformance diff: {exc}", file=sys.stderr)
+        _error(f"conformance diff: {exc}")
         return 2
     diff = compare(old, new)
-    sys.stdout.write(render_markdown(diff) if args.format == "md" else render_text(diff))
+    # Markdown is escaped as it is made; either way it is printed, maybe into a CI log
+    sys.stdout.write(for_terminal(render_markdown(diff) if args.format == "md" else render_text(diff)))
     return 0 if diff.empty else 1
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.analysis import CLASS_WORDS, describe, normalised, signature
+from conformance.escaping import for_markdown, markdown_code
 
 GOOD = ("pass", "known_divergence")
 BAD = ("fail", "error")
@@ -151,15 +152,17 @@ def render_markdown(diff: Diff) -> str:
         return "\n".join(lines) + "\n"
     for title, ids in (("Cases added", diff.added), ("Cases removed", diff.removed)):
         if ids:
-            lines += [f"## {title} ({len(ids)})", ""] + [f"- `{i}`" for i in ids] + [""]
+            lines += [f"## {title} ({len(ids)})", ""] + [f"- {markdown_code(i, in_table=False)}" for i in ids] + [""]
     for title, items in (("Items added", diff.added_items), ("Items removed", diff.removed_items)):
         if items:
-            lines += [f"## {title} ({len(items)})", ""] + [f"- `{c}[{fw}]`" for c, fw in items] + [""]
+            lines += [f"## {title} ({len(items)})", ""] + [f"- {markdown_code(f'{c}[{fw}]', in_table=False)}"
+                                                          for c, fw in items] + [""]
     if diff.changes:
         lines += [f"## Changes ({len(diff.changes)})", "", "| case | framework | change | was | now | details |",
                   "|---|---|---|---|---|---|"]
         for c in diff.changes:
-            lines.append(f"| `{c.case}` | {c.framework} | {c.kind}: {c.old_outcome} → {c.new_outcome} | "
+            lines.append(f"| {markdown_code(c.case)} | {_md(c.framework)} | {c.kind}: {_md(c.old_outcome)} → "
+                         f"{_md(c.new_outcome)} | "
                          f"{_md(c.old_behaviour)} | {_md(c.new_behaviour)} | {_md('; '.join(c.details))} |")
         lines.append("")
     return "\n".join(lines) + "\n"
@@ -175,4 +178,4 @@ def _versions_line(diff: Diff) -> str:
 
 
 def _md(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|").replace("<", "&lt;")
+    return for_markdown(" ".join(str(text).split()))

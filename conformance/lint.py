@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from conformance.escaping import for_terminal
 from conformance.loader import Vocabulary, load_file
 from conformance.model import Case, CaseFormatError, Expect, Location
 from conformance.steps import names_read
@@ -41,9 +42,11 @@ class Finding:
     hint: str | None = None
 
     def render(self) -> str:
+        """``path:line:col: CODE message`` and the fix on the next line, ready to print:
+        case text it quotes goes through :func:`~conformance.escaping.for_terminal`."""
         loc = self.location
         text = f"{loc.file}:{loc.line}:{loc.column}: {self.code} {self.message}"
-        return text + (f"\n  fix: {self.hint}" if self.hint else "")
+        return for_terminal(text) + (f"\n  fix: {for_terminal(self.hint)}" if self.hint else "")
 
 
 def case_files(paths: Iterable[str | Path]) -> list[Path]:

@@ -174,6 +174,7 @@ class _CaseReader:
         value = m[key]
         if not isinstance(value, str) or not value.strip():
             raise self.err(m.where(key), f"{what} must be a non-empty string, got {_kind(value)}")
+        _check_one_line(self, value, m.where(key), what)
         return value
 
     def bool_(self, m: YMap, key: str, what: str) -> bool:
@@ -187,6 +188,8 @@ class _CaseReader:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise self.err(m.where(key), f"{what} must be a list of strings",
                            f"e.g. {key}: [first, second]")
+        for index, item in enumerate(value):
+            _check_one_line(self, item, value.where(index) if isinstance(value, YList) else m.where(key), what)
         return tuple(value)
 
     # ---- the case
@@ -632,6 +635,27 @@ def _count_steps(raw: Any) -> int:
     if isinstance(raw, YMap):
         return sum(_count_steps(body) for body in raw.values())
     return 0
+
+
+# what str.splitlines() breaks at; all but the last two are control characters too
+LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def _check_one_line(reader: _CaseReader, text: str, loc: Location, what: str) -> None:
+    """Text that terminals, CI logs and the reports show on one line (ids, titles, tags,
+    references, reasons) holds no line break and no control character (C0, DEL, C1): a
+    double-quoted YAML string can write any of them as an escape (``"\\e[31m"``)."""
+    for index, ch in enumerate(text):
+        code = ord(ch)
+        if ch in LINE_BREAKS:
+            raise reader.err(loc, f"{what} must be one line, but holds a line break (U+{code:04X}) after "
+                                  f"{text[:index][-30:]!r}",
+                             "write it on one line; a long text can be a folded string (key: >- with the text "
+                             "indented on the lines below), whose lines are joined with spaces")
+        if code < 0x20 or 0x7F <= code <= 0x9F:
+            raise reader.err(loc, f"{what} holds the control character U+{code:04X} after {text[:index][-30:]!r}",
+                             "remove it: text that terminals, CI logs and the reports show holds printable "
+                             "characters and spaces only" + (" (a tab: write spaces)" if ch == "\t" else ""))
 
 
 def _check_regex(reader: _CaseReader, pattern: Any, loc: Location) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Generator
@@ -21,6 +22,8 @@ from conformance.collect import (
     sandbox_key, start_preloader, stop_preloader,
 )
 from conformance.claims import claims
+from conformance.escaping import for_terminal
+from conformance.outputs import OutputError, acquire, check_file, error_text, lock_path, release
 from conformance.results import ERROR, RECORD_KEY, results_document, short, unrun_record, write_atomically
 from conformance.sandbox import DEFAULT_TIMEOUT_S, Sandbox
 
@@ -57,6 +60,7 @@ def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("conformance_results")
     if path and not hasattr(config, "workerinput"):  # xdist workers report to the controller
         recorder = ResultsRecorder(Path(path))
+        recorder.claim_output()  # before anything runs: a location it cannot write, or another run's
         config.stash[results_key] = recorder
         config.pluginmanager.register(recorder, "conformance-results")
         recorder.interrupt_on_sigterm()
@@ -84,6 +88,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         del config.stash[results_key]
         recorder.restore_sigterm()
         config.pluginmanager.unregister(recorder)
+        recorder.release_output()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -135,7 +140,22 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
     # xdist controller with the report.
     if isinstance(item, (CaseItem, CaseErrorItem)) and (call.when == "call" or report.outcome != "passed"):
         report.user_properties.append((RECORD_KEY, item.record(report)))
+    if isinstance(item, (CaseItem, CaseErrorItem)):
+        terminal_safe(report)  # after the record, which keeps the text as it was
     return report
+
+
+def terminal_safe(report: pytest.TestReport) -> None:
+    """What pytest prints about a case item (the failure text, the skip reason, the
+    framework's output) is case text and framework messages: through
+    :func:`~conformance.escaping.for_terminal`, so that no line of it is a CI command or a
+    terminal control sequence."""
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (path, line, reason)
+        report.longrepr = (longrepr[0], longrepr[1], for_terminal(str(longrepr[2])))
+    elif longrepr is not None:
+        report.longrepr = for_terminal(str(longrepr))
+    report.sections = [(for_terminal(title), for_terminal(content)) for title, content in report.sections]
 
 
 class ResultsRecorder:
@@ -147,7 +167,26 @@ class ResultsRecorder:
         self.cases: dict[str, dict[str, Any]] = {}
         self.framework_env: dict[str, dict[str, Any]] = {}
         self.not_written: str | None = None  # why the file was left as it was
+        self.written_text: str | None = None  # the file's text, once written
+        self.write_error: OSError | None = None  # why writing it failed at the end
         self._sigterm: Any = None
+        self._lock: Path | None = None
+
+    def claim_output(self) -> None:
+        """Check that the results file can be written and lock it for this run (the
+        controller only), or refuse the run (pytest's usage error, exit status 4)."""
+        what = f"the results file {self.path}"
+        try:
+            check_file(self.path, what)
+            acquire(lock_path(self.path), what, "pytest --conformance-results")
+        except OutputError as exc:
+            raise pytest.UsageError(for_terminal(f"conformance: {exc}")) from None
+        self._lock = lock_path(self.path)
+
+    def release_output(self) -> None:
+        if self._lock is not None:
+            release(self._lock)
+            self._lock = None
 
     def interrupt_on_sigterm(self) -> None:
         """SIGTERM ends the run like Ctrl-C (pytest's interrupted exit, which keeps the
@@ -199,14 +238,28 @@ class ResultsRecorder:
         if status == pytest.ExitCode.OK and any("crash" in r for r in self.records.values()):
             status = int(pytest.ExitCode.TESTS_FAILED)  # as CrashLedger makes the session's
         run = {"items": len(self.records), "exit_status": status}
-        write_atomically(self.path, results_document(self.records.values(), self.cases, frameworks,
-                                                     claims(), run))
+        try:
+            self.written_text = write_atomically(self.path, results_document(
+                self.records.values(), self.cases, frameworks, claims(), run))
+        except OSError as exc:  # the disk filled during the run, the folder went away, ...
+            self.write_error = exc
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            if session.config.pluginmanager.get_plugin("terminalreporter") is None:
+                print(self.write_error_line(), file=sys.stderr)
+
+    def write_error_line(self) -> str:
+        assert self.write_error is not None
+        kept = "the previous file is left as it was" if self.path.exists() else "no results file was written"
+        return for_terminal(f"conformance: could not write the results file {self.path}: "
+                            f"{error_text(self.write_error)}; {kept}", multiline=False)
 
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.write_error is not None:
+            terminalreporter.write_line(self.write_error_line(), red=True)
         if self.not_written:
-            terminalreporter.write_line(f"conformance: {self.not_written}; results file {self.path} "
-                                        "left as it was", yellow=True)
+            terminalreporter.write_line(for_terminal(f"conformance: {self.not_written}; results file {self.path} "
+                                                     "left as it was"), yellow=True)
 
 
 class CrashLedger:

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 import pytest
 
+from conformance.escaping import for_terminal
 from conformance.results import RECORD_KEY
 
 
@@ -55,16 +56,17 @@ class ProgressDisplay:
     def draw(self, current: str) -> None:
         total = self.total or 0
         counts = " ".join(f"{n} {o}" for o, n in sorted(self.outcomes.items()))
-        line = f"[{self.done:>{len(str(total))}}/{total}] {counts} · {current}"
+        line = for_terminal(f"[{self.done:>{len(str(total))}}/{total}] {counts} · {current}", multiline=False)
         width = shutil.get_terminal_size((100, 20)).columns - 1
         self.stream.write("\r" + line[:width].ljust(width))
         self.stream.flush()
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.stream.write("\n")
-        for nodeid, text in self.problems:
-            lines = text.strip().splitlines() or [""]
-            self.stream.write(f"FAILED {nodeid}\n    {lines[0][:500]}\n")
+        for nodeid, text in self.problems:  # case text and framework messages
+            lines = text.strip().split("\n") or [""]
+            self.stream.write(f"FAILED {for_terminal(nodeid, multiline=False)}\n"
+                              f"    {for_terminal(lines[0][:500], multiline=False)}\n")
         if self.problems:
             self.stream.write("details: pytest '<nodeid>' shows the full failure\n")
         self.stream.flush()

@@ -4,6 +4,7 @@ where the expectation is written, and the steps with the one that did it marked.
 from __future__ import annotations
 
 from conformance.engine import ERROR, Outcome
+from conformance.escaping import for_terminal
 from conformance.model import Case
 
 
@@ -34,7 +35,8 @@ def render_failure(case: Case, outcome: Outcome) -> str:
         lines.append(f"  {mark}{rec.number:>3}  {rec.text}   # line {rec.location.line}{status}")
         for w in rec.warnings:
             lines.append(f"         warning: {_first_line(w)}")
-    return "\n".join(lines)
+    # case text and framework messages: printed by pytest, maybe into a CI log
+    return for_terminal("\n".join(lines))
 
 
 def _first_line(text: str, limit: int = 200) -> str:

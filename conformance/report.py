@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import analysis, report_html, report_md
-from conformance.results import write_text_atomically
+from conformance.results import write_texts_atomically
 
 REPORT_NAMES = ("behaviour.md", "behaviour.html")
 
@@ -27,9 +27,9 @@ def render_all(results: dict[str, Any], out_dir: Path, case_root: Path | None = 
 
 
 def write_reports(results: dict[str, Any], out_dir: Path, case_root: Path | None = None) -> list[Path]:
+    """Both reports, written together: a write that fails leaves both as they were."""
     rendered = render_all(results, out_dir, case_root)
-    for path, text in rendered.items():
-        write_text_atomically(path, text)
+    write_texts_atomically(rendered)
     return list(rendered)
 
 

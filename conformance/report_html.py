@@ -6,6 +6,7 @@ Deterministic: the same results give the same bytes.
 
 from __future__ import annotations
 
+import json
 from html import escape
 from pathlib import PurePosixPath
 
@@ -37,7 +38,9 @@ code{font-size:12px}
 """
 
 # Filters: framework columns, family, only divergences, only failures. Rows carry
-# data-family / data-diverges / data-failing / data-fails-<fw>; cells carry data-fw, and
+# data-family / data-diverges / data-failing / data-fails (a JSON list of the frameworks it
+# fails on, so that no framework name is ever part of an attribute's name or a selector's
+# syntax); cells carry data-fw, and
 # per-framework rows (the summary) data-fw-row.
 SCRIPT = """
 (function(){
@@ -49,12 +52,14 @@ SCRIPT = """
     var onlyDiv=form.querySelector('input[name=divergent]').checked;
     var onlyFail=form.querySelector('input[name=failing]').checked;
     fws.forEach(function(b){
-      document.querySelectorAll('[data-fw="'+b.value+'"],[data-fw-row="'+b.value+'"]').forEach(function(c){
+      var v=CSS.escape(b.value);
+      document.querySelectorAll('[data-fw="'+v+'"],[data-fw-row="'+v+'"]').forEach(function(c){
         c.hidden=!b.checked});
     });
     var shown=0,total=0;
     document.querySelectorAll('tr[data-case]').forEach(function(r){
-      var fails=shownFw.some(function(fw){return r.getAttribute('data-fails-'+fw)==='1'});
+      var failsOn=JSON.parse(r.getAttribute('data-fails')||'[]');
+      var fails=shownFw.some(function(fw){return failsOn.indexOf(fw)>=0});
       var ok=(family===''||r.getAttribute('data-family')===family)&&
              (!onlyDiv||r.getAttribute('data-diverges')==='1')&&(!onlyFail||fails);
       r.classList.toggle('hidden-row',!ok);
@@ -189,8 +194,8 @@ def _fw_th(fw: str) -> str:
 
 
 def _row_open(row: Row, fws: list[str], anchor: bool = False) -> str:
-    fails = "".join(
-        f" data-fails-{escape(fw)}='{int(row.cells[fw].outcome in ('fail', 'error'))}'" for fw in fws if fw in row.cells)
+    failing = [fw for fw in fws if fw in row.cells and row.cells[fw].outcome in ("fail", "error")]
+    fails = f" data-fails='{escape(json.dumps(failing))}'"
     ident = f" id='case-{escape(row.case_id)}'" if anchor else ""
     return (f"<tr{ident} data-case='{escape(row.case_id)}' data-family='{escape(row.family)}' "
             f"data-diverges='{int(row.agrees is False)}' data-failing='{int(row.failing)}'{fails}>")
@@ -198,7 +203,7 @@ def _row_open(row: Row, fws: list[str], anchor: bool = False) -> str:
 
 def _case_td(row: Row, link_root: str, full: bool = False) -> str:
     file, line = str(row.info.get("file", "")), row.info.get("line", 0)
-    where = f"{escape(file)}:{line}"
+    where = f"{escape(file)}:{escape(str(line))}"
     if file and not PurePosixPath(file).is_absolute():
         where = f"<a href='{escape(link_root)}/{escape(file)}'>{where}</a>"
     text = f"<code>{escape(row.case_id)}</code><div class='file'>{where}</div>"

@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 from conformance.engine import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED, Outcome
 from conformance.model import Case
+from conformance.outputs import file_mode
 from conformance.steps import productions
 
 RESULTS_FORMAT_VERSION = 2
@@ -183,23 +184,50 @@ class ResultsFileError(Exception):
     pass
 
 
-def write_atomically(path: Path, data: dict[str, Any]) -> None:
-    write_text_atomically(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+def results_text(data: dict[str, Any]) -> str:
+    """The results file's text for a results document."""
+    return json.dumps(data, indent=1, sort_keys=True) + "\n"
+
+
+def write_atomically(path: Path, data: dict[str, Any]) -> str:
+    """Write the results document; returns the text written."""
+    text = results_text(data)
+    write_text_atomically(path, text)
+    return text
 
 
 def write_text_atomically(path: Path, text: str) -> None:
     """Readers see the old file or the complete new one, never a torn one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    write_texts_atomically({path: text})
+
+
+def write_texts_atomically(texts: dict[Path, str]) -> None:
+    """Write every file to a temporary file beside it (fsync'd, mode ``0o666 & ~umask``)
+    first, then move each into place: a write that fails (a full disk) leaves every file
+    as it was and no temporary file behind."""
+    mode = file_mode()
+    written: list[tuple[str, Path]] = []
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        for path, text in texts.items():
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = _temporary_file(path)
+            written.append((tmp, path))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+                os.fchmod(fh.fileno(), mode)  # mkstemp makes it 0600
+        for tmp, path in written:
+            os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        for tmp, _ in written:
+            Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _temporary_file(path: Path) -> tuple[int, str]:
+    return tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
 
 
 def _jsonable(value: Any) -> Any:

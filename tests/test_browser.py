@@ -7,6 +7,7 @@ Skips where Chromium or Playwright is absent, unless CONFORMANCE_REQUIRE_BROWSER
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -114,3 +115,52 @@ def test_family_filter(page: Any) -> None:
     assert visible_cases(page) == ["copies.clone.broken"]
     page.select_option("select[name=family]", "")
     assert len(visible_cases(page)) == 3
+
+
+# ---- hostile case text (docs/security.md, output escaping)
+
+
+@pytest.fixture(scope="module")
+def hostile_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from test_escaping import hostile_results
+
+    doc = hostile_results()
+    info = doc["cases"]["copies.clone.broken"]
+    info["title"] += " <img src=x onerror=\"window.pwned='img'\"><script>window.pwned='script'</script>"
+    odd = "we\"ird'fw"  # a framework name that is not an identifier: filters and selectors still work
+    doc["environment"]["frameworks"][odd] = {"version": "1.0", "devices": ["cpu"]}
+    extra = json.loads(json.dumps(next(r for r in doc["results"] if r["case"] == "views.reshape.agree")))
+    doc["results"].append(dict(extra, framework=odd, nodeid=f"cases/x.yaml::views.reshape.agree[{odd}]"))
+    path = tmp_path_factory.mktemp("hostile") / "behaviour.html"
+    path.write_text(report_html.render(analysis.build(doc)), encoding="utf-8")
+    return path
+
+
+def test_hostile_case_text_is_shown_as_text(browser: Any, hostile_report: Path) -> None:
+    page = browser.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
+    page.on("request", lambda req: None if req.url.startswith("file:") else problems.append(req.url))
+    page.goto(hostile_report.as_uri())
+    try:
+        assert page.evaluate("window.pwned") is None  # no script of the case's ran
+        assert page.locator("img").count() == 0
+        title = page.locator("#case-copies\\.clone\\.broken td").first.inner_text()
+        assert ("::error::pwned [click](http://evil) ![img](http://evil/i.png) __iadd__ <script>alert(1)</script> "
+                "<img src=x onerror=\"window.pwned='img'\"><script>window.pwned='script'</script>") in title
+        reason = page.locator("#case-copies\\.clone\\.broken td[data-fw=torch]").inner_text()
+        assert "##vso[task.setvariable variable=x]y [click](http://evil) *bold* `code` | cell <script>x</script>" in reason
+        for href in page.eval_on_selector_all("a[href]", "links => links.map(a => a.getAttribute('href'))"):
+            assert href.startswith(("#", "../cases/", "https://example.org/")), href
+        # the odd framework's column hides with its box
+        box = page.locator("input[name=fw]").nth(3)
+        assert box.get_attribute("value") == "we\"ird'fw"
+        cell = page.locator("#case-views\\.reshape\\.agree td").nth(4)
+        assert cell.get_attribute("data-fw") == "we\"ird'fw" and cell.is_visible()
+        box.uncheck()
+        assert not cell.is_visible()
+        page.check("input[name=failing]")
+        assert visible_cases(page) == ["copies.clone.broken"]
+        assert problems == []
+    finally:
+        page.close()

@@ -3,6 +3,7 @@ with file:line:column, what is wrong and the fix."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
@@ -347,3 +348,76 @@ def test_productions_pair_each_result_with_its_input() -> None:
     # an attribute assigned later (a.data = ... swaps the buffer) voids what x produced
     case = load(case_with(steps=f'[{steps}, "x.requires_grad = True"]')).cases[0]
     assert productions(case.steps) == []
+
+
+# ---- one-line text: no line break, no control character (docs/security.md, output escaping)
+
+ONE_LINE_FIELDS = {
+    # field -> (the YAML that sets it to VALUE, the line:col the error points at)
+    "title": ("    title: VALUE\n", "6:5"),
+    "tags": ("    tags: [ok, VALUE]\n", "7:16"),
+    "references": ("    references:\n      - https://example.org\n      - VALUE\n", "9:9"),
+    "reason": ("    frameworks: {torch: {reason: VALUE, expect: {values: {y: [2.0]}}}}\n", "7:26"),
+    "not_applicable": ("    frameworks: {torch: {not_applicable: VALUE}}\n", "7:26"),
+}
+
+
+def with_field(field: str, value: str) -> str:
+    text = case_with().replace("    title: t\n", "" if field == "title" else "    title: t\n")
+    return text + ONE_LINE_FIELDS[field][0].replace("VALUE", value)
+
+
+@pytest.mark.parametrize("field", ONE_LINE_FIELDS)
+@pytest.mark.parametrize("value, code", [(r'"a\nb"', 0x0A), (r'"a\rb"', 0x0D), (r'"a\x85b"', 0x85),
+                                         (r'"a\u2028b"', 0x2028), (r'"a\vb"', 0x0B)])
+def test_a_line_break_in_one_line_text_is_refused(field: str, value: str, code: int) -> None:
+    msg = only_error(with_field(field, value))
+    where = ONE_LINE_FIELDS[field][1]
+    assert msg == (f"cases/t.yaml:{where}: '{field}' must be one line, but holds a line break (U+{code:04X}) after 'a'\n"
+                   "  fix: write it on one line; a long text can be a folded string (key: >- with the text indented "
+                   "on the lines below), whose lines are joined with spaces")
+
+
+@pytest.mark.parametrize("field", ONE_LINE_FIELDS)
+@pytest.mark.parametrize("value, code", [(r'"a\e[31m"', 0x1B), (r'"a\0"', 0x00), (r'"a\x7f"', 0x7F),
+                                         (r'"a\x9b"', 0x9B), (r'"a\a"', 0x07)])
+def test_a_control_character_in_one_line_text_is_refused(field: str, value: str, code: int) -> None:
+    msg = only_error(with_field(field, value))
+    where = ONE_LINE_FIELDS[field][1]
+    assert msg == (f"cases/t.yaml:{where}: '{field}' holds the control character U+{code:04X} after 'a'\n"
+                   "  fix: remove it: text that terminals, CI logs and the reports show holds printable characters "
+                   "and spaces only")
+
+
+def test_a_tab_in_one_line_text_is_refused_with_its_own_hint() -> None:
+    msg = only_error(with_field("title", r'"a\tb"'))
+    assert msg.startswith("cases/t.yaml:6:5: 'title' holds the control character U+0009 after 'a'\n")
+    assert msg.endswith("(a tab: write spaces)")
+
+
+def test_a_folded_string_is_one_line_and_loads() -> None:
+    result = load(with_field("reason", "VALUE").replace(
+        "    frameworks: {torch: {reason: VALUE, expect: {values: {y: [2.0]}}}}\n",
+        "    frameworks:\n      torch:\n        reason: >-\n          a long reason\n          on two lines\n"
+        "        expect: {values: {y: [2.0]}}\n"))
+    assert result.errors == []
+    assert result.cases[0].overrides["torch"].reason == "a long reason on two lines"
+
+
+def test_a_folded_string_that_keeps_a_line_break_is_refused() -> None:
+    # '>' without '-' keeps the last line break; a blank line inside keeps one too
+    text = case_with().replace("    title: t\n", "    title: >\n      a title\n\n      with a blank line\n")
+    assert "'title' must be one line, but holds a line break (U+000A)" in only_error(text)
+
+
+@pytest.mark.parametrize("text", ["::error::pwned", "##vso[task.setvariable variable=x]y", "[click](http://evil)",
+                                  "__iadd__ <script>x</script>", "a \u202e b"])
+def test_printable_text_with_markup_loads_and_is_escaped_where_it_is_shown(text: str) -> None:
+    result = load(with_field("title", json.dumps(text)))
+    assert result.errors == [] and result.cases[0].title == text
+
+
+def test_a_claim_id_with_a_line_break_is_an_unknown_claim() -> None:
+    msg = only_error(case_with(extra='    claims: {"S3-03\\n": holds}\n'))
+    # claim IDs are checked against the claims list (the CLI and the plugin always pass one)
+    assert msg == "cases/t.yaml:7:14: unknown claim 'S3-03\\n'\n  fix: did you mean 'S3-03'?"

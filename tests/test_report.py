@@ -85,9 +85,10 @@ def test_markdown_report_sections() -> None:
     assert "1 case where the frameworks do not behave the same" in text
     assert ("| `views.expand.paddle_copies`<br>[cases/views/c.yaml:20](../cases/views/c.yaml#L20) | 🟦 y↔x: view "
             "| ◆ 🟩 y↔x: copy | 🟦 y↔x: view | **paddle**: Paddle's expand copies |") in text
-    assert "| **S3-03** `view()` changes shape but shares memory. | ✅ holds | ❌ does not hold | ✅ holds |" in text
+    # claim text is shown as written: its backticks too
+    assert "| **S3-03** \\`view()\\` changes shape but shares memory. | ✅ holds | ❌ does not hold | ✅ holds |" in text
     assert "| `x.expand(…)` | view (1) | copy (1) | view (1) |" in text
-    assert "❌ 🟩 y↔x: copy: values of y: expected [2.0], observed [1.0]" in text
+    assert "❌ 🟩 y↔x: copy: values of y: expected \\[2.0\\], observed \\[1.0\\]" in text
     assert "- paddle 3.3.1 (devices: cpu)" in text
     assert "**Agreement** (share of cases that ran on at least two frameworks where all behave the same): " \
            "**66.7% (2 of 3)**" in text
