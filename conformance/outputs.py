@@ -22,6 +22,7 @@ import errno
 import os
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -30,7 +31,6 @@ try:
 except ImportError:  # not POSIX: no locking (the sandbox needs POSIX anyway)
     fcntl = None  # type: ignore[assignment]
 
-from contextlib import contextmanager
 
 # A full run of the corpus (308 cases, 924 items) writes results.json 1.2 MB,
 # behaviour.html 0.49 MB and behaviour.md 0.21 MB: 1.9 MB, next to the previous files until
