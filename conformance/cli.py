@@ -200,12 +200,18 @@ def cmd_diff(args: argparse.Namespace, extra: list[str]) -> int:
 
 def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance import registry
-    from conformance.lint import case_files
+    from conformance.casefolder import scan
+    from conformance.lint import refused_finding
     from conformance.loader import load_file
 
     vocab = registry.vocabulary()
     status = 0
-    for path in case_files(args.paths or _case_roots()):
+    # folders are walked without following links; a refused entry is never opened
+    files, refused = scan(args.paths or _case_roots())
+    for path, why in refused:
+        print(refused_finding(path, why).render(), file=sys.stderr)
+        status = 1
+    for path in files:
         result = load_file(path, vocab)
         for case in result.cases:
             claim_text = f"  [{', '.join(case.claims)}]" if case.claims else ""
@@ -218,19 +224,20 @@ def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
 
 def cmd_lint(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance import registry
-    from conformance.lint import RULES, case_files, lint_paths
+    from conformance.casefolder import scan
+    from conformance.lint import RULES, lint_paths
 
     if args.rules:
         for code, (name, what) in RULES.items():
             print(f"{code}  {name:<20} {what}")
         return 0
     paths = args.paths or _case_roots()
-    missing = [p for p in paths if not Path(p).exists()]
+    missing = [p for p in paths if not os.path.lexists(p)]  # a dangling link is there: refused below
     if missing:
         print(f"conformance lint: no such file or folder: {', '.join(missing)}", file=sys.stderr)
         return 2
-    files = case_files(paths)
-    if not files:
+    files, refused = scan(paths)
+    if not files and not refused:
         print(f"conformance lint: no case files (*.yaml) under {', '.join(paths)}", file=sys.stderr)
         return 2
     findings = lint_paths(paths, registry.vocabulary())

@@ -3,6 +3,13 @@
 A file that cannot be loaded, or a case in it that is invalid, becomes an item that fails
 with the precise message, instead of a collection error: pytest stops the whole run on
 collection errors, and one bad file must not hide the results of the others.
+
+A case folder (a ``conformance_paths`` folder, the packaged corpus, and every folder under
+them) is collected by :class:`CaseDir`, never by pytest's own directory collectors: it
+follows no link and hands pytest's other plugins only its regular ``*.yaml`` files, so no
+Python (a ``test_*.py``, an ``__init__.py``, a doctest file) is ever collected from it.
+Each entry a case folder may not hold (:mod:`conformance.casefolder`) becomes one failing
+``<name>[refused]`` item, in a :class:`RefusedFile` of its own.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from conformance import registry
+from conformance import casefolder, registry
 from conformance.casecache import CaseCache, load_through, make_cache
 from conformance.engine import ERROR, FAIL, Outcome, not_applicable, run
 from conformance.loader import LoadResult, Vocabulary
@@ -32,9 +39,10 @@ crash_key = pytest.StashKey[CrashNote]()
 sandbox_key = pytest.StashKey["Sandbox | None"]()
 
 
-CASE_SUFFIXES = (".yaml", ".yml")
+CASE_SUFFIXES = casefolder.CASE_SUFFIXES
 # the corpus installed with the package (conformance.cases), collected wherever it is
 CASES_PACKAGE_DIR = Path(__file__).resolve().parent / "cases"
+roots_key = pytest.StashKey["CaseRoots"]()
 
 
 @dataclass
@@ -63,12 +71,58 @@ def make_index() -> CaseIndex:
 index_key = pytest.StashKey[CaseIndex]()
 
 
+class CaseRoots:
+    """The case roots of a run: the ``conformance_paths`` folders and the packaged corpus.
+    Every folder under a root is a case folder; a folder or file named on the command line
+    is in one when it is under a root."""
+
+    def __init__(self, roots: list[Path]) -> None:
+        self.roots = [Path(os.path.abspath(root)) for root in roots]
+        self._real: list[Path] | None = None
+
+    def holds(self, path: Path) -> bool:
+        """Whether ``path`` is a root or under one, as written."""
+        path = Path(os.path.abspath(path))
+        return any(path == root or root in path.parents for root in self.roots)
+
+    def inside(self, path: Path) -> bool:
+        """Whether ``path`` is an entry somewhere under a root (not a root itself), as
+        written or once the links of its folder are resolved (a folder reached through a
+        link made outside the case folders is still that case folder)."""
+        path = Path(os.path.abspath(path))
+        if any(root in path.parents for root in self.roots):
+            return True
+        if self._real is None:
+            self._real = [Path(os.path.realpath(root)) for root in self.roots]
+        try:
+            folder = Path(os.path.realpath(path.parent))
+        except (OSError, RuntimeError):
+            return False
+        return any(folder == root or root in folder.parents for root in self._real)
+
+
+def case_roots(config: pytest.Config) -> CaseRoots:
+    """This run's case roots (read once: the conftest guard asks before pytest_configure)."""
+    roots = config.stash.get(roots_key, None)
+    if roots is None:
+        roots = CaseRoots([Path(p) for p in config.getini("conformance_paths")] + [CASES_PACKAGE_DIR])
+        config.stash[roots_key] = roots
+    return roots
+
+
 def is_case_file(path: Path, session: pytest.Session) -> bool:
     """A YAML file named on the command line, or under a ``conformance_paths`` folder."""
     if path.suffix not in CASE_SUFFIXES:
         return False
-    roots = [Path(p) for p in session.config.getini("conformance_paths")] + [CASES_PACKAGE_DIR]
-    return session.isinitpath(path) or any(path.is_relative_to(r) for r in roots)
+    return session.isinitpath(path) or case_roots(session.config).holds(path)
+
+
+def refused_entry(path: Path, config: pytest.Config) -> casefolder.Refusal | None:
+    """Why ``path`` is refused, when it is an entry under a case root that a case folder
+    may not hold (``lstat`` only: never followed, never opened); None otherwise."""
+    if not case_roots(config).inside(path):
+        return None
+    return casefolder.refusal(path)
 
 
 def start_preloader(session: pytest.Session) -> None:
@@ -123,16 +177,75 @@ def case_files(session: pytest.Session) -> list[Path]:
                 if not any(fnmatch.fnmatch(entry.name, pattern) for pattern in skip) and \
                         not (path / "pyvenv.cfg").is_file():
                     walk(path)
-            elif entry.is_file() and is_case_file(path, session):
+            elif entry.is_file(follow_symlinks=False) and is_case_file(path, session):  # links: refused
                 found.append(path)
 
     for arg in config.args:
-        path = Path(config.invocation_params.dir, arg.split("::", 1)[0]).resolve()
+        # as pytest names it: absolute, links not resolved
+        path = Path(os.path.abspath(Path(config.invocation_params.dir, arg.split("::", 1)[0])))
+        if path.is_symlink() and case_roots(config).inside(path):
+            continue  # refused, never read (CaseDir)
         if path.is_dir():
             walk(path)
         elif path.is_file() and is_case_file(path, session):
             found.append(path)
     return found
+
+
+class CaseDir(pytest.Directory):
+    """A case folder. Like pytest's ``Dir``, but it follows no link and lets pytest's
+    plugins see only its regular ``*.yaml`` files and real folders: every other entry
+    becomes a :class:`RefusedFile`, never a Python module, a package or a doctest file."""
+
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        ihook, session = self.ihook, self.session
+        for entry in casefolder.entries(self.path):
+            path = Path(entry.path)
+            try:
+                why = casefolder.entry_refusal(entry)
+            except OSError:  # its type could not be read: refused, never opened
+                why = casefolder.refusal(path)
+            if why is not None:
+                yield RefusedFile.from_parent(self, path=path, why=why)
+            elif entry.is_dir(follow_symlinks=False):
+                if not session.isinitpath(path, with_parents=True) and \
+                        ihook.pytest_ignore_collect(collection_path=path, config=self.config):
+                    continue  # norecursedirs, --ignore, a virtualenv: as pytest's Dir does
+                folder = ihook.pytest_collect_directory(path=path, parent=self)
+                if folder is not None:
+                    yield folder
+            else:
+                if not session.isinitpath(path) and \
+                        ihook.pytest_ignore_collect(collection_path=path, config=self.config):
+                    continue
+                yield from ihook.pytest_collect_file(file_path=path, parent=self)
+
+
+class RefusedFile(pytest.File):
+    """An entry a case folder may not hold: one failing ``<name>[refused]`` item (CF010)."""
+
+    def __init__(self, *, why: casefolder.Refusal, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.why = why
+
+    def collect(self) -> Iterator[pytest.Item]:
+        display = _display_path(self.path, Path(str(self.config.rootpath)))
+        error = CaseFormatError(Location(display, 1, 1), self.why.message, self.why.hint, code=casefolder.CODE)
+        yield CaseErrorItem.from_parent(self, name=f"{self.path.name}[refused]", error=error)
+
+
+def refused_conftest_items(session: pytest.Session, paths: list[Path], items: list[pytest.Item]) -> list[pytest.Item]:
+    """Items for the conftest.py files the conftest guard refused that no collected item
+    shows yet (one named on the command line was collected by its CaseDir; one in a folder
+    above the named paths was not)."""
+    shown = {item.path for item in items if isinstance(item, CaseErrorItem) and item.name.endswith("[refused]")}
+    new: list[pytest.Item] = []
+    for path in paths:
+        if path not in shown:
+            why = casefolder.refusal(path) or casefolder.Refusal(  # gone since pytest looked
+                f"a conftest.py: {casefolder.RULE}", "remove it")
+            new += RefusedFile.from_parent(session, path=path, why=why).collect()
+    return new
 
 
 class CaseFailed(Exception):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from conformance import casefolder
 from conformance.escaping import for_terminal
 from conformance.loader import Vocabulary, load_file
 from conformance.model import Case, CaseFormatError, Expect, Location
@@ -30,6 +31,8 @@ RULES: dict[str, tuple[str, str]] = {
     "CF007": ("unknown-claim", "'claims' names a claim ID that is not in the claims list"),
     "CF008": ("missing-reason", "a per-framework override does not say why the framework differs"),
     "CF009": ("empty-expect", "the case expects nothing, so it can never fail"),
+    "CF010": ("not-a-case-file", "a case folder holds something other than *.yaml case files and real folders: "
+                                 "a link, a Python or other file, a pipe or device"),
     "CF011": ("unknown-string", "a step passes a string that is not a dtype, a device or a name an adapter declares"),
 }
 
@@ -50,17 +53,22 @@ class Finding:
 
 
 def case_files(paths: Iterable[str | Path]) -> list[Path]:
-    files: list[Path] = []
-    for p in map(Path, paths):
-        files += [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.suffix in (".yaml", ".yml"))
-    return files
+    """The case files under ``paths`` (folders walked through real sub-folders, links never
+    followed), without the refused entries (:func:`lint_paths` reports those)."""
+    return casefolder.scan(paths)[0]
+
+
+def refused_finding(path: Path, why: casefolder.Refusal) -> Finding:
+    return Finding(casefolder.CODE, Location(str(path), 1, 1), why.message, why.hint)
 
 
 def lint_paths(paths: Iterable[str | Path], vocabulary: Vocabulary) -> list[Finding]:
-    """Every finding in the case files under ``paths``, in file and line order."""
-    findings: list[Finding] = []
+    """Every finding in the case files under ``paths``, in file and line order, with one
+    CF010 finding for each refused entry."""
+    files, refused = casefolder.scan(paths)
+    findings: list[Finding] = [refused_finding(path, why) for path, why in refused]
     first_seen: dict[str, Location] = {}
-    for path in case_files(paths):
+    for path in files:
         result = load_file(path, vocabulary, display_path=str(path))
         findings += [from_error(err) for _, err in result.errors]
         for case in result.cases:

@@ -86,9 +86,40 @@ def unreadable(file: str, exc: Exception) -> LoadResult:
 
 
 def read_case_file(path: str | Path) -> bytes:
-    """The file's bytes, at most one past the size limit: a huge file (or a link to
-    /dev/zero) is never read whole."""
-    with open(path, "rb") as stream:
+    """The file's bytes, at most one past the size limit: a huge file is never read whole.
+
+    Only a regular file is read. A symbolic link is never followed (``O_NOFOLLOW``) and a
+    named pipe or a device is never waited on (opened ``O_NONBLOCK``, then refused after
+    ``fstat``): each raises an :class:`OSError` saying what the path is, so that a link (to
+    ``/dev/stdin``, ``/dev/zero`` or a file elsewhere) or a FIFO is refused wherever a case
+    file is read (pytest, lint, list, observe, the collection helper, the case cache)."""
+    import os
+    import stat
+
+    link = "it is a symbolic link, and links are never followed; put the case file itself here"
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    if not nofollow and os.path.islink(path):  # no O_NOFOLLOW (Windows): ask first
+        raise OSError(link)
+    flags = os.O_RDONLY | nofollow | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | \
+        getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        if nofollow and os.path.islink(path):  # O_NOFOLLOW refused it (ELOOP; EMLINK on FreeBSD)
+            raise OSError(link) from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+                    else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+                    else "a folder" if stat.S_ISDIR(mode) else "something else")
+            raise OSError(f"it is {kind}, not a regular file; a case file is read only from a regular file")
+        stream = open(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with stream:  # closes fd
         return stream.read(MAX_FILE_BYTES + 1)
 
 

@@ -16,10 +16,10 @@ from typing import Any, Generator
 
 import pytest
 
-from conformance import registry
+from conformance import guard, registry
 from conformance.collect import (
-    CaseErrorItem, CaseFile, CaseItem, index_key, is_case_file, make_index, report_reason,
-    sandbox_key, start_preloader, stop_preloader,
+    CaseDir, CaseErrorItem, CaseFile, CaseItem, RefusedFile, case_roots, index_key, is_case_file, make_index,
+    refused_conftest_items, refused_entry, report_reason, sandbox_key, start_preloader, stop_preloader,
 )
 from conformance.claims import claims
 from conformance.escaping import for_terminal
@@ -49,7 +49,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="per-item timeout in seconds (0 = none)")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    # before pytest imports the initial conftests: none under a case root is (conformance.guard)
+    guard.install(early_config)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    guard.install(config)  # already done, unless this plugin was registered late
     config.stash[index_key] = make_index()
     # the sandbox passes its socket to the child by file descriptor: POSIX only
     in_process = config.getoption("in_process") or os.name != "posix"
@@ -110,13 +117,45 @@ def pytest_collection(session: pytest.Session) -> Generator[None, Any, Any]:
             gc.enable()
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if is_case_file(file_path, parent.session):
-        return CaseFile.from_parent(parent, path=file_path)
+# Case folders: links are never followed and nothing but *.yaml files reaches pytest's
+# other plugins (docs/security.md, "Case folders hold only case files").
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    # before pytest's Dir (which follows links) and Package (which imports __init__.py)
+    roots = case_roots(parent.config)
+    if roots.holds(path) or roots.inside(path):
+        return CaseDir.from_parent(parent, path=path)
     return None
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    # pytest's own collectors, should one reach into a case folder, never see a refused
+    # entry (CaseDir makes the refused items): never walk a link, never import a .py
+    return True if refused_entry(collection_path, config) is not None else None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Generator[None, Any, Any]:
+    collected = yield
+    why = refused_entry(file_path, parent.config)
+    if why is not None:
+        # A refused entry reaches this hook only when it is named on the command line
+        # beyond --confcutdir (CaseDir never offers one): what pytest's other plugins
+        # made of it (a Python module, a doctest file) is dropped before it is collected,
+        # so nothing is imported or run.
+        return [RefusedFile.from_parent(parent, path=file_path, why=why)]
+    if is_case_file(file_path, parent.session):
+        return [*collected, CaseFile.from_parent(parent, path=file_path)]
+    return collected
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    # a conftest.py the guard refused outside the collected folders still shows, and fails
+    refused = guard.refused(config)
+    if refused:
+        items += refused_conftest_items(session, refused, items)
     wanted = config.getoption("frameworks")
     if not wanted:
         return

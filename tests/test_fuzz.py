@@ -11,6 +11,12 @@ Four generators, each its own property, and two exact oracles on one mutation ea
 3. random YAML-able structures at the top level, from anything to case-shaped mappings;
 4. step text from a small grammar of Python-like statements, inside a valid case.
 
+A fifth property, at the end, generates case-folder trees on disk (valid case files,
+YAML/Python polyglots, Python files, links to files, folders, loops, nothing, ``/`` and a
+device, a doctest file, a pipe): lint and an in-process pytest collection always finish,
+import or run no payload, refuse each entry that is not a case file exactly once and keep
+every valid case (docs/security.md, "Case folders hold only case files").
+
 Whatever the input, loading returns a :class:`LoadResult` (never raises, never hangs);
 every error is a :class:`CaseFormatError` with the file, a line inside the text, a message
 and a rule code; lint never raises and its findings are located the same way and include
@@ -1201,3 +1207,128 @@ def test_generated_steps(text: str) -> None:
     result = load_text_and_file(text)
     if result is not None and result.cases:
         count("steps accepted")
+
+
+# =========================================================================== 5. case-folder trees
+
+import os  # noqa: E402
+
+from hypothesis import HealthCheck  # noqa: E402
+
+from conformance.casefolder import CODE as NOT_A_CASE_FILE, scan  # noqa: E402
+
+# Trees are built on disk and collected by an in-process pytest run each: a tenth of the
+# other properties' budget ("ci": 20 trees; "fuzz": 1,000).
+TREE_BUDGET = settings(BUDGET, max_examples=max(1, BUDGET.max_examples // 10),
+                       suppress_health_check=[*BUDGET.suppress_health_check, HealthCheck.function_scoped_fixture])
+TREE_FOLDERS = ["", "f", "f/g", "h"]  # real folders under cases/ ("" is cases/ itself)
+TREE_KINDS = ["case", "polyglot", "python", "conftest_link", "test_link", "file_link", "folder_link",
+              "outside_link", "loop", "dangling", "self_link", "parent_link", "root_link", "device_link",
+              "doctest", "other", "fifo"]
+TREE_PAYLOAD = 'import pathlib\npathlib.Path(r"{sentinel}").touch()\n\n\ndef test_payload():\n    pass\n'
+TREE_CASE = ('cases:\n  - id: fuzz.tree.{name}\n    title: a valid case\n    given: {{x: [1.0, 2.0]}}\n'
+             '    steps: ["y = x.clone()"]\n    expect: {{values: {{y: [1.0, 2.0]}}}}\n')
+
+
+def tree_polyglot(name: str, sentinel: Path, where: str) -> str:
+    """A valid case file that is also a Python module creating ``sentinel`` when imported,
+    the payload where ``where`` says (a plain scalar to YAML, an expression to Python)."""
+    payload = f'__import__("pathlib").Path(r"{sentinel}").touch() or "x"'
+    title = payload if where == "title" else '"a polyglot"'
+    references = f"[{payload}]" if where == "references" else "[]"
+    return (f'{{"cases": [{{"id": "fuzz.tree.{name}", "title": {title}, "given": {{"x": [1.0]}}, '
+            f'"steps": ["y = x.clone()"], "expect": {{"values": {{"y": [1.0]}}}}, "references": {references}}}]}}\n')
+
+
+@dataclass
+class CaseTree:
+    root: Path
+    refused: list[str]  # entries refused, relative to root ("cases/...")
+    case_ids: set[str]  # the ids of the valid cases
+
+
+def build_tree(root: Path, entries: list[tuple[str, str, str]]) -> CaseTree:
+    """Write ``entries`` ((folder, kind, payload position)) under root/cases; payloads write
+    to root/sentinels; root/outside holds a test module with a payload."""
+    cases, sentinels, outside = root / "cases", root / "sentinels", root / "outside"
+    for folder in [cases, sentinels, outside]:
+        folder.mkdir(parents=True)
+    (outside / "test_outside.py").write_text(TREE_PAYLOAD.format(sentinel=sentinels / "outside"))
+    (root / "pytest.ini").write_text("[pytest]\nconformance_paths = cases\n")
+    tree = CaseTree(root, [], set())
+    polyglots: list[Path] = []
+    for i, (folder, kind, where) in enumerate(entries):
+        here = cases / folder
+        here.mkdir(parents=True, exist_ok=True)
+        name = f"e{i}"
+        made = []
+        if kind == "case":
+            (here / f"{name}.yml").write_text(TREE_CASE.format(name=name))
+            tree.case_ids.add(f"fuzz.tree.{name}")
+        elif kind == "polyglot":
+            polyglots.append(here / f"{name}.yaml")
+            polyglots[-1].write_text(tree_polyglot(name, sentinels / name, where))
+            tree.case_ids.add(f"fuzz.tree.{name}")
+        elif kind == "python":
+            target = here / ({"title": "conftest.py", "references": "__init__.py"}.get(where) or f"test_{name}.py")
+            if not os.path.lexists(target):
+                target.write_text(TREE_PAYLOAD.format(sentinel=sentinels / name))
+                made.append(target)
+        elif kind in ("conftest_link", "test_link", "file_link", "device_link"):
+            link = here / {"conftest_link": "conftest.py", "test_link": f"test_{name}.py"}.get(kind, f"{name}.yaml")
+            target = "/dev/null" if kind == "device_link" else str(polyglots[-1]) if polyglots else "missing.yaml"
+            if not os.path.lexists(link):
+                link.symlink_to(target)
+                made.append(link)
+        elif kind in ("folder_link", "outside_link", "dangling", "self_link", "parent_link", "root_link"):
+            target = {"folder_link": str(cases), "outside_link": str(outside), "dangling": "missing",
+                      "self_link": name, "parent_link": "..", "root_link": "/"}[kind]
+            (here / name).symlink_to(target)
+            made.append(here / name)
+        elif kind == "loop":
+            (here / f"{name}a").symlink_to(f"{name}b")
+            (here / f"{name}b").symlink_to(f"{name}a")
+            made += [here / f"{name}a", here / f"{name}b"]
+        elif kind == "doctest":
+            (here / f"test_{name}.txt").write_text(f'>>> import pathlib; pathlib.Path(r"{sentinels / name}").touch()\n')
+            made.append(here / f"test_{name}.txt")
+        elif kind == "other":
+            (here / f"{name}.json").write_text("{}\n")
+            made.append(here / f"{name}.json")
+        else:  # fifo
+            os.mkfifo(here / f"{name}.yaml")
+            made.append(here / f"{name}.yaml")
+        tree.refused += [str(p.relative_to(root)) for p in made]
+    return tree
+
+
+tree_entries = st.lists(st.tuples(st.sampled_from(TREE_FOLDERS), st.sampled_from(TREE_KINDS),
+                                  st.sampled_from(["title", "references", "none"])), min_size=1, max_size=12)
+
+
+@TREE_BUDGET
+@given(tree_entries)
+def test_case_folder_trees(pytester: pytest.Pytester, entries: list[tuple[str, str, str]]) -> None:
+    """Whatever a case folder holds, lint and collection finish, run no payload, refuse
+    each entry that is not a case file or a real folder exactly once (CF010 at line 1), and
+    keep every valid case."""
+    note(repr(entries))
+    root = Path(tempfile.mkdtemp(dir=pytester.path))
+    tree = build_tree(root, entries)
+    with time_limit(HANG_SECONDS):
+        findings = lint_paths([root / "cases"], VOCAB)
+        files, _ = scan([root / "cases"])
+    assert sorted((f.code, f.location.file, f.location.line) for f in findings) == \
+        sorted((NOT_A_CASE_FILE, str(root / entry), 1) for entry in tree.refused)
+    assert len(files) == len(tree.case_ids)
+    with time_limit(HANG_SECONDS * 3):
+        result = pytester.runpytest("-c", str(root / "pytest.ini"), "--rootdir", str(root), str(root / "cases"),
+                                    "--collect-only", "-q", "-p", "no:cacheprovider")
+    assert result.ret == (pytest.ExitCode.OK if tree.refused or tree.case_ids else pytest.ExitCode.NO_TESTS_COLLECTED)
+    nodeids = [line for line in result.outlines if "::" in line]
+    refused = [nodeid.split("::")[0] for nodeid in nodeids if nodeid.endswith("[refused]")]
+    assert sorted(refused) == sorted(tree.refused)  # each exactly once
+    collected = {nodeid.split("::")[1].rpartition("[")[0] for nodeid in nodeids if nodeid.endswith("[numpy]")}
+    assert collected == tree.case_ids
+    assert sorted(p.name for p in (root / "sentinels").iterdir()) == []
+    count(f"{len(tree.refused)} refused")

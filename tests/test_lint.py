@@ -1,5 +1,6 @@
 """`conformance lint`: one fixture per rule under tests/lint_fixtures/, each stating the code
-and line it must produce (`# expect: CODE at LINE`); the corpus lints clean."""
+and line it must produce (`# expect: CODE at LINE`, or `# expect: CODE at LINE in NAME` for a
+finding about NAME, another entry of the fixture's folder); the corpus lints clean."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from conformance.lint import RULES, lint_paths
 
 FIXTURES = Path(__file__).parent / "lint_fixtures"
 ROOT = Path(__file__).resolve().parent.parent
-EXPECT = re.compile(r"^# expect: (CF\d{3}) at (\d+)$", re.M)
+EXPECT = re.compile(r"^# expect: (CF\d{3}) at (\d+)(?: in (\S+))?$", re.M)
 
 
 def fixture_targets() -> list[Path]:
@@ -23,7 +24,8 @@ def fixture_targets() -> list[Path]:
 
 def expected_findings(target: Path) -> list[tuple[str, str, int]]:
     files = sorted(target.glob("*.yaml")) if target.is_dir() else [target]
-    return [(str(f), code, int(line)) for f in files for code, line in EXPECT.findall(f.read_text())]
+    return [(str(f.parent / name if name else f), code, int(line))
+            for f in files for code, line, name in EXPECT.findall(f.read_text())]
 
 
 @pytest.mark.parametrize("target", fixture_targets(), ids=lambda p: p.stem)
@@ -64,7 +66,9 @@ def test_cli_on_a_missing_path_or_no_case_files(tmp_path: Path, capsys: pytest.C
 
 def test_rules_are_listed(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["lint", "--rules"]) == 0
-    assert "CF006  override-identical" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "CF006  override-identical" in out
+    assert "CF010  not-a-case-file" in out
 
 
 def test_corpus_lints_clean() -> None:
