@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -63,9 +64,34 @@ class CaseIndex:
         return load_through(self.cache, path, display, self.vocabulary)
 
 
-def make_index() -> CaseIndex:
+def make_index(config: pytest.Config | None = None) -> CaseIndex:
+    """The session's index. With ``config``, the case cache must lie outside its checkout
+    (rootdir, case folders, the folders named on the command line; casecache adds the
+    current folder's git work tree), and a refused cache folder is one PytestConfigWarning
+    (a line on stderr where pytest would not show it), said by the controller of an xdist
+    run only."""
     vocabulary = registry.vocabulary()
-    return CaseIndex(vocabulary, make_cache(vocabulary))
+    if config is None:
+        return CaseIndex(vocabulary, make_cache(vocabulary))
+    invoked = Path(str(config.invocation_params.dir))
+    named = [invoked / arg.split("::", 1)[0] for arg in config.args]
+    checkouts = [Path(str(config.rootpath)), CASES_PACKAGE_DIR,
+                 *(Path(p) for p in config.getini("conformance_paths")),
+                 *(p if p.is_dir() else p.parent for p in named)]
+
+    def warn(message: str) -> None:
+        if hasattr(config, "workerinput"):  # the controller says it
+            return
+        shown = not any(config.pluginmanager.is_blocked(p) for p in ("warnings", "terminal"))
+        try:
+            if shown:
+                config.issue_config_time_warning(pytest.PytestConfigWarning(message), stacklevel=2)
+                return
+        except pytest.PytestConfigWarning:  # -W error: still only a warning
+            pass
+        print(f"conformance: {message}", file=sys.stderr)
+
+    return CaseIndex(vocabulary, make_cache(vocabulary, checkouts, warn))
 
 
 index_key = pytest.StashKey[CaseIndex]()

@@ -57,7 +57,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     guard.install(config)  # already done, unless this plugin was registered late
-    config.stash[index_key] = make_index()
+    config.stash[index_key] = make_index(config)
     # the sandbox passes its socket to the child by file descriptor: POSIX only
     in_process = config.getoption("in_process") or os.name != "posix"
     config.stash[sandbox_key] = None if in_process else Sandbox(case_timeout(config))

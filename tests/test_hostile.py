@@ -367,9 +367,6 @@ ALLOWED = {
     ("conformance/preload.py", "serve", "pickle.loads"):
         "the collection helper's own socket pair from its parent process: the file list, "
         "vocabulary and case cache the suite pickled, then claimed file numbers",
-    ("conformance/casecache.py", "load", "pickle.loads"):
-        "the case cache in the user's cache folder (mode 0700, never the checkout): LoadResults "
-        "the suite pickled itself",
 }
 
 
