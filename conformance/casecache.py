@@ -46,7 +46,7 @@ from typing import Callable, Iterable
 import yaml
 
 from conformance import codec, loader, model, steps, yamlsrc
-from conformance.codec import CodecError, Fields
+from conformance.codec import CodecError
 from conformance.loader import LoadResult, Vocabulary, load_bytes, load_file, read_case_file, unreadable
 
 CACHE_ENV = "CONFORMANCE_CACHE_DIR"
@@ -58,15 +58,8 @@ ENTRY_SUFFIX = ".entry"
 
 # The model's classes reachable from a Case, for other plain-data messages too; CaseFormatError
 # (an exception) is taken apart as its four parts.
-MODEL_TYPES: tuple[type | Fields, ...] = (
-    model.Case, model.TensorSpec, model.Generated, model.Step, model.Ref, model.Const, model.Seq,
-    model.SliceExpr, model.Op, model.PyOp, model.NameTarget, model.ItemTarget, model.AttrTarget,
-    model.Expect, model.ErrorExpectation, model.ErrorDetail, model.WarningExpectation,
-    model.ExpectOverride, model.FrameworkOverride, model.Location,
-    Fields(model.CaseFormatError, ("location", "message", "hint", "code")),
-)
 # what a cache entry may contain: nothing else is built when one is read
-ENTRY_TYPES = codec.Allowlist((LoadResult, *MODEL_TYPES))
+ENTRY_TYPES = codec.Allowlist((LoadResult, *model.CASE_TYPES))
 
 
 class CacheRefused(Exception):

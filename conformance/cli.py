@@ -21,6 +21,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from conformance.escaping import for_terminal  # plain Python: the CLI still starts light
+
 DEFAULT_RESULTS = Path("reports") / "results.json"
 
 
@@ -39,7 +41,6 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
 
     import pytest
 
-    from conformance.escaping import for_terminal
     from conformance.outputs import (
         OutputError, check_file, check_folder, error_text, holding, lock_path, reports_lock_path,
     )
@@ -119,7 +120,6 @@ def _own_results() -> object:
 
 
 def _error(message: str) -> None:
-    from conformance.escaping import for_terminal
 
     print(for_terminal(message), file=sys.stderr)
 
@@ -144,7 +144,6 @@ def _summary(data: dict) -> str:
 
 
 def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
-    from conformance.escaping import for_terminal
     from conformance.outputs import OutputError, check_folder, error_text, holding, reports_lock_path
     from conformance.report import stale_reports
     from conformance.results import ResultsFileError, load_results
@@ -184,7 +183,6 @@ def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
 
 def cmd_diff(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance.diff import compare, render_markdown, render_text
-    from conformance.escaping import for_terminal
     from conformance.results import ResultsFileError, load_results
 
     try:
@@ -215,9 +213,9 @@ def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
         result = load_file(path, vocab)
         for case in result.cases:
             claim_text = f"  [{', '.join(case.claims)}]" if case.claims else ""
-            print(f"{case.id}  {case.location}{claim_text}")
+            print(for_terminal(f"{case.id}  {case.location}{claim_text}", multiline=False))
         for _, error in result.errors:
-            print(error.render(), file=sys.stderr)
+            print(for_terminal(error.render()), file=sys.stderr)
             status = 1
     return status
 
@@ -263,7 +261,7 @@ def cmd_observe(args: argparse.Namespace, extra: list[str]) -> int:
         cases += [c for c in result.cases if target.is_file() or c.id == args.target]
         problems += [e for case_id, e in result.errors if target.is_file() or case_id == args.target]
     for problem in problems:
-        print(problem.render(), file=sys.stderr)
+        print(for_terminal(problem.render()), file=sys.stderr)
     if not cases:
         if not problems:
             known = [c.id for path in files for c in load_file(path, vocab, draft=True).cases]
@@ -278,7 +276,8 @@ def cmd_observe(args: argparse.Namespace, extra: list[str]) -> int:
         for i, case in enumerate(cases):
             observations = [observe(case, registry.get_adapter(fw), sandbox) for fw in names]
             failed = failed or any(o.status == "error" for o in observations)
-            sys.stdout.write(("\n" if i else "") + render(case, observations))
+            # framework messages and case text in the comments, never a CI command
+            sys.stdout.write(("\n" if i else "") + for_terminal(render(case, observations)))
     finally:
         sandbox.close()
     return 1 if problems or failed else 0

@@ -690,3 +690,8 @@ def _show(value: Any) -> Any:
 def _qualname(tp: type) -> str:
     module = tp.__module__
     return tp.__qualname__ if module == "builtins" else f"{module}.{tp.__qualname__}"
+
+
+# the classes an Outcome is made of: what conformance.codec may build when the sandbox's
+# parent reads one
+OUTCOME_TYPES: tuple[type, ...] = (Outcome, StepRecord, ErrorInfo, Mismatch, Location)

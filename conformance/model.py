@@ -63,8 +63,11 @@ class CaseFormatError(Exception):
         self.code = code
         super().__init__(self.render())
 
+    # the parts it travels as (conformance.codec: the case cache, the sandbox's messages)
+    __codec_fields__ = ("location", "message", "hint", "code")
+
     def __reduce__(self) -> tuple:
-        # pickled (the case cache) with its parts, not with the rendered text
+        # pickled (the collection helper's messages) with its parts, not the rendered text
         return (type(self), (self.location, self.message, self.hint, self.code))
 
     def render(self) -> str:
@@ -316,3 +319,12 @@ class Case:
         if override is None or override.expect is None:
             return self.expect
         return self.expect.merged(override.expect)
+
+
+# Every class a Case (or a file's load errors) is made of: what conformance.codec may build
+# when it reads one back (the case cache, the sandbox's messages).
+CASE_TYPES: tuple[type, ...] = (
+    Case, TensorSpec, Generated, Step, Ref, Const, Seq, SliceExpr, Op, PyOp, NameTarget, ItemTarget,
+    AttrTarget, Expect, ErrorExpectation, ErrorDetail, WarningExpectation, ExpectOverride, FrameworkOverride,
+    Location, CaseFormatError,
+)

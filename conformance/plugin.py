@@ -324,7 +324,7 @@ class CrashLedger:
             return
         terminalreporter.section("crashes that came from an earlier item", sep="=", red=True)
         for nodeid, crash in self.crashes:
-            terminalreporter.write_line(f"{nodeid}: {crash['text']}")
+            terminalreporter.write_line(for_terminal(f"{nodeid}: {crash['text']}", multiline=False))
 
 
 def blame_crashes(records: Any) -> None:

@@ -4,8 +4,11 @@ never the run.
 The pytest process (or each xdist worker) imports no framework. It starts one child
 ``python -m conformance.sandbox`` on first use; the child imports each framework when a
 case first needs it and runs ``engine.run(case, adapter)`` for every item it is sent, over
-a socket pair (pickled ``Case`` in, pickled ``Outcome`` out; both ends are this module,
-never case text). One child for all frameworks, not one per framework: interop cases import
+a socket pair. Messages are plain data (:mod:`conformance.codec`, never pickle): the child
+builds only the model's classes from what the parent sends (the ``Case``), and the parent
+only the engine's outcome classes from what the child sends (the ``Outcome``, whose
+observations the engine already reduced to plain data). The child runs code a case drives
+into a framework, so the parent trusts nothing it says beyond those classes. One child for all frameworks, not one per framework: interop cases import
 the other frameworks anyway, and importing torch and Paddle once per process is most of a
 run's cost.
 
@@ -36,7 +39,6 @@ from __future__ import annotations
 import faulthandler
 import gc
 import os
-import pickle
 import resource
 import signal
 import socket
@@ -49,8 +51,14 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
+from conformance import codec
 from conformance.children import child_environment, die_with_parent
-from conformance.model import Case
+from conformance.engine import OUTCOME_TYPES
+from conformance.model import CASE_TYPES, Case
+
+# what each end may build from the other's messages
+_FROM_PARENT = codec.Allowlist(CASE_TYPES)
+_FROM_CHILD = codec.Allowlist(OUTCOME_TYPES)
 
 DEFAULT_TIMEOUT_S = 60.0  # per item, not counting the framework's import
 STARTUP_TIMEOUT_S = 300.0  # the child's start, framework import included
@@ -66,6 +74,8 @@ MEMORY_LIMIT_MB = 4096
 MEMORY_ENV = "CONFORMANCE_CHILD_MEMORY_MB"
 # earlier items tried, most recent first, when looking for the one that left a crash behind
 MAX_CULPRIT_TRIES = 5
+# the child: this module's serve(), given the socket's file descriptor
+CHILD_COMMAND = [sys.executable, "-m", "conformance.sandbox"]
 
 
 class SandboxError(Exception):
@@ -150,7 +160,7 @@ class Sandbox:
         self._history = []
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "conformance.sandbox", str(child.fileno())],
+                [*CHILD_COMMAND, str(child.fileno())],
                 pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, stdout=self._log,
                 stderr=self._log, env=child_environment(), close_fds=True)
         finally:
@@ -266,9 +276,14 @@ class Sandbox:
         self._busy = True
         try:
             if self._conn.poll(timeout):
-                message = pickle.loads(self._conn.recv_bytes())
+                data = self._conn.recv_bytes()
                 self._busy = False
-                return message
+                try:
+                    return _FROM_CHILD.loads(data)
+                except codec.CodecError as exc:
+                    self.close()
+                    raise SandboxError(f"the framework process sent a message that is not an outcome ({exc}); it "
+                                       "was stopped and restarted for the next item") from None
         except (EOFError, OSError):
             pass  # the child is gone; below says how
         else:
@@ -312,7 +327,7 @@ class Sandbox:
 
 
 def _send(conn: Connection, message: Any) -> None:
-    conn.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+    conn.send_bytes(codec.dumps(message))
 
 
 def memory_limit_mb() -> int:
@@ -355,7 +370,7 @@ def serve(fd: int) -> None:
     case = None
     while True:
         try:
-            message = pickle.loads(conn.recv_bytes())
+            message = _FROM_PARENT.loads(conn.recv_bytes())
         except (EOFError, OSError):
             return
         if message is None:
@@ -381,7 +396,12 @@ def serve(fd: int) -> None:
         except Exception as exc:
             _send(conn, ("raised", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
             continue
-        _send(conn, ("outcome", outcome))
+        try:
+            data = codec.dumps(("outcome", outcome), _FROM_CHILD)
+        except codec.CodecError as exc:  # an adapter returned something the engine did not make plain
+            _send(conn, ("raised", f"the outcome cannot be sent: {exc}", traceback.format_exc()))
+            continue
+        conn.send_bytes(data)
 
 
 if __name__ == "__main__":

@@ -358,10 +358,6 @@ ALLOWED = {
     ("conformance/registry.py", "_load", "importlib.import_module"):
         "imports an adapter named by the built-in table or an installed package's entry point, "
         "never by a case file",
-    ("conformance/sandbox.py", "_receive", "pickle.loads"):
-        "the sandbox's own socket pair to its child process: an Outcome the suite pickled",
-    ("conformance/sandbox.py", "serve", "pickle.loads"):
-        "the sandbox's own socket pair from its parent process: a loaded Case the suite pickled",
     ("conformance/preload.py", "_receive", "pickle.loads"):
         "the collection helper's own socket pair from its child process: LoadResults the suite pickled",
     ("conformance/preload.py", "serve", "pickle.loads"):

@@ -257,3 +257,60 @@ def test_outcomes_from_the_child_equal_those_in_process() -> None:
                                         (-9, "signal SIGKILL (Killed)"), (3, "exit status 3"), (-200, "signal 200")])
 def test_signal_description(code: int, text: str) -> None:
     assert signal_description(code) == text
+
+
+# ---- the parent trusts nothing the child sends beyond the outcome's classes
+
+HOSTILE_CHILD = """
+import os, pickle, sys
+from multiprocessing.connection import Connection
+from conformance import codec
+
+class Payload:
+    def __reduce__(self):
+        return (os.system, ("touch " + {sentinel!r},))
+
+conn = Connection(int(sys.argv[1]))
+conn.send_bytes(codec.dumps(("ready",)))
+while True:
+    message = conn.recv_bytes()
+    conn.send_bytes({reply})
+"""
+
+
+@pytest.mark.parametrize("reply", [
+    "pickle.dumps(('outcome', Payload()))",  # what a pickled channel would have run
+    "codec.dumps(('outcome', None)).replace(b'null', b'{{\"system\": [\"touch\"]}}')",  # a class outside the allowlist
+    "codec.dumps(('outcome', {{'not': 'an outcome'}}))[:-3]",  # broken JSON
+], ids=["pickle", "foreign-class", "garbage"])
+def test_a_message_from_the_child_builds_only_outcome_classes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             reply: str) -> None:
+    """A framework process that sends something other than an outcome (as one a case took
+    over could) costs that item: SandboxError, and nothing it names is run or imported."""
+    from conformance import sandbox as sandbox_module
+
+    sentinel = tmp_path / "ran"
+    child = tmp_path / "child.py"
+    child.write_text(HOSTILE_CHILD.format(sentinel=str(sentinel), reply=reply.format(sentinel=str(sentinel))))
+    monkeypatch.setattr(sandbox_module, "CHILD_COMMAND", [sys.executable, str(child)])
+    case = load_text(NUMPY_CASES, "sandbox.yaml", registry.vocabulary()).cases[0]
+    box = Sandbox(timeout=30)
+    try:
+        with pytest.raises(sandbox_module.SandboxError, match="not an outcome"):
+            box.run(case, "numpy")
+    finally:
+        box.close()
+    assert not sentinel.exists()
+
+
+def test_control_a_pickled_channel_would_run_the_payload(tmp_path: Path) -> None:
+    import pickle
+
+    sentinel = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self) -> Any:
+            return (os.system, (f"touch {sentinel}",))
+
+    pickle.loads(pickle.dumps(Payload()))  # noqa: S301 - the control: what the sandbox no longer does
+    assert sentinel.exists()
