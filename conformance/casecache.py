@@ -45,7 +45,7 @@ from typing import Callable, Iterable
 
 import yaml
 
-from conformance import codec, loader, model, steps, yamlsrc
+from conformance import codec, limits, loader, model, steps, yamlsrc
 from conformance.codec import CodecError
 from conformance.loader import LoadResult, Vocabulary, load_bytes, load_file, read_case_file, unreadable
 
@@ -82,9 +82,7 @@ def default_directory() -> Path | None:
 
 def _code_fingerprint() -> bytes:
     digest = hashlib.sha256()
-    modules = [model, yamlsrc, steps, loader, codec, sys.modules[__name__]]
-    limits = sys.modules.get("conformance.limits")  # the loader's limits, where they have a module
-    for module in modules + ([limits] if limits is not None else []):
+    for module in (model, yamlsrc, steps, limits, loader, codec, sys.modules[__name__]):
         digest.update(Path(str(module.__file__)).read_bytes())
     digest.update(f"{sys.version}|{yaml.__version__}".encode())
     return digest.digest()
