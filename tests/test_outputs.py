@@ -11,6 +11,7 @@ subprocesses only) whose operation blocks until the test creates a file.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -249,20 +250,45 @@ def test_a_reports_folder_under_a_file_is_refused(checkout: Checkout) -> None:
     assert not (checkout.root / "reports" / "results.json").exists()
 
 
-def unprivileged_prefix() -> list[str]:
-    """How to run a command that a folder's mode can stop: as it is, or as 'nobody' when
-    this runs as root (whom chmod 0o555 does not stop)."""
+@contextlib.contextmanager
+def read_only(folder: Path, env: dict[str, str]) -> Iterator[tuple[list[str], str]]:
+    """Make ``folder`` a folder the run cannot write into; yield the command prefix to run
+    as, and the error the write gets. Not root: chmod 0o555. Root (whom chmod does not
+    stop): the folder made immutable (chattr +i, EPERM), else the run as 'nobody' (EACCES)
+    when 'nobody' can import the suite from this checkout (a private checkout folder stops
+    it); else the test skips, saying why."""
     if os.geteuid() != 0:
-        return []
+        os.chmod(folder, 0o555)
+        try:
+            yield [], "Permission denied (EACCES)"
+        finally:
+            os.chmod(folder, 0o755)
+        return
+    chattr = shutil.which("chattr")
+    if chattr and subprocess.run([chattr, "+i", str(folder)], capture_output=True).returncode == 0:
+        try:
+            yield [], "Operation not permitted (EPERM)"
+        finally:
+            subprocess.run([chattr, "-i", str(folder)], check=True)
+        return
     setpriv = shutil.which("setpriv")
     try:
         nobody = pwd.getpwnam("nobody")
     except KeyError:
         nobody = None
     if setpriv is None or nobody is None:
-        pytest.skip("running as root, and no setpriv or no 'nobody' user to run the check as someone a "
-                    "read-only folder stops")
-    return [setpriv, f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups"]
+        pytest.skip("running as root, with neither chattr nor setpriv and a 'nobody' user: no way to make a "
+                    "folder that stops root's writes")
+    prefix = [setpriv, f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups"]
+    probe = subprocess.run(prefix + [sys.executable, "-c", "import conformance"], env=env, capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("running as root, chattr +i refused, and 'nobody' cannot import the suite from this checkout "
+                    "(its folder is private)")
+    os.chmod(folder, 0o555)
+    try:
+        yield prefix, "Permission denied (EACCES)"
+    finally:
+        os.chmod(folder, 0o755)
 
 
 @pytest.fixture
@@ -283,19 +309,18 @@ def test_a_read_only_reports_folder_is_refused_before_the_run(world_readable_che
     reports = checkout.root / "reports"
     reports.mkdir()
     (reports / "results.json").write_text("previous")
-    os.chmod(reports, 0o555)
     for path in checkout.root.rglob("*"):
-        if path.is_dir() and path != reports:
+        if path.is_dir():
             os.chmod(path, 0o755)
-    prefix = unprivileged_prefix()
     env = dict(checkout.env, HOME=str(checkout.root))
-    for how, code, shown in [("conformance run", 2, "conformance: "), ("pytest", 4, "ERROR: conformance: ")]:
-        proc = subprocess.run(prefix + checkout.command(how, "--frameworks", "numpy"), cwd=checkout.root, env=env,
-                              capture_output=True, text=True, timeout=300)
-        assert proc.returncode == code, proc.stdout + proc.stderr
-        assert (f"{shown}cannot write the results file reports/results.json: reports is not writable: Permission "
-                "denied (EACCES)") in proc.stderr
-        assert "collected" not in proc.stdout and "Traceback" not in proc.stderr
+    with read_only(reports, env) as (prefix, error):
+        for how, code, shown in [("conformance run", 2, "conformance: "), ("pytest", 4, "ERROR: conformance: ")]:
+            proc = subprocess.run(prefix + checkout.command(how, "--frameworks", "numpy"), cwd=checkout.root,
+                                  env=env, capture_output=True, text=True, timeout=300)
+            assert proc.returncode == code, proc.stdout + proc.stderr
+            assert (f"{shown}cannot write the results file reports/results.json: reports is not writable: "
+                    f"{error}") in proc.stderr, proc.stderr
+            assert "collected" not in proc.stdout and "Traceback" not in proc.stderr
     assert (reports / "results.json").read_text() == "previous"
 
 
