@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance import registry
-from conformance.engine import PASS, PY_OPERATORS, not_applicable, run
-from conformance.loader import load_file
+from conformance.run.engine import PASS, PY_OPERATORS, not_applicable, run
+from conformance.load.reader import load_file
 from conformance.model import AttrTarget, Case, Const, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from conformance import registry  # noqa: E402
-from conformance.casecache import ENTRY_TYPES, CaseCache  # noqa: E402
-from conformance.loader import load_file  # noqa: E402
+from conformance.load.cache import ENTRY_TYPES, CaseCache  # noqa: E402
+from conformance.load.reader import load_file  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

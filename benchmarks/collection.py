@@ -11,7 +11,7 @@ plugin import, collection, exit) is measured around it. Four ways: alone (the ca
 off and no helper process: every file read, parsed and validated by pytest's process),
 cold (the case cache off, the helper process of conformance/preload.py loading files
 beside pytest where it pays), first (an empty cache that the run fills) and warm (the
-filled cache: conformance/casecache.py). "helper" is how many files the helper's results
+filled cache: conformance/load/cache.py). "helper" is how many files the helper's results
 supplied, of those it was given. Medians of --repeat runs.
 """
 
@@ -44,7 +44,7 @@ PROBE = textwrap.dedent("""
                 self.seconds = time.perf_counter() - start
 
         def pytest_collection_finish(self, session):
-            from conformance.collect import index_key
+            from conformance.plugin.collect import index_key
             preloader = session.config.stash[index_key].preloader
             self.helper = f"{preloader.taken}/{len(preloader.files)}" if preloader else "-"
             self.items = len(session.items)

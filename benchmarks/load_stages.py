@@ -31,8 +31,9 @@ STAGES = textwrap.dedent("""
     gc.disable()
     from pathlib import Path
     import yaml
-    from conformance import registry, yamlsrc
-    from conformance.loader import load_text
+    from conformance import registry
+    from conformance.load import yamlsrc
+    from conformance.load.reader import load_text
 
     vocabulary = registry.vocabulary()
     texts = [(str(p), p.read_text()) for p in sorted(Path(sys.argv[1]).rglob("*.yaml"))]

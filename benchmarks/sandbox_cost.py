@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 from conformance import registry
-from conformance.engine import not_applicable, run
-from conformance.loader import load_file
-from conformance.sandbox import Sandbox
+from conformance.run.engine import not_applicable, run
+from conformance.load.reader import load_file
+from conformance.run.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 

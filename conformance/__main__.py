@@ -1,5 +1,5 @@
 import sys
 
-from conformance.cli import main
+from conformance.tools.cli import main
 
 sys.exit(main())

@@ -5,7 +5,7 @@ The loader bounds what a case *writes* (file size, nesting, inputs of at most
 it runs, however it makes it: a constructor (``zeros(n)``), a name bound to a constant
 (``n = 10`` then ``n ** n ** n`` or ``[0] * n``), an operation that broadcasts or stacks,
 or a chain of views. The engine applies them around every operation call
-(:mod:`conformance.engine`); a case that breaks one is refused as an error of its item,
+(:mod:`conformance.run.engine`); a case that breaks one is refused as an error of its item,
 never recorded as the framework's behaviour. Framework-free: this module knows operation
 keys and plain Python values only.
 

@@ -1,7 +1,7 @@
 """The case model: frozen, framework-free descriptions of what a case does and expects.
 
-Nothing here imports a framework. A :class:`Case` is produced by :mod:`conformance.loader`
-from YAML and consumed by :mod:`conformance.engine`.
+Nothing here imports a framework. A :class:`Case` is produced by :mod:`conformance.load.reader`
+from YAML and consumed by :mod:`conformance.run.engine`.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class Location(NamedTuple):
 
 class CaseFormatError(Exception):
     """A case file is not valid. Carries where, what, how to fix it, and the code of the
-    rule it breaks (``conformance.lint.RULES``; CF000 for the format itself)."""
+    rule it breaks (``conformance.tools.lint.RULES``; CF000 for the format itself)."""
 
     def __init__(self, location: Location, message: str, hint: str | None = None, code: str = "CF000") -> None:
         self.location = location
@@ -106,7 +106,7 @@ class TensorSpec:
 
 
 # --------------------------------------------------------------------------- steps (IR)
-# Expressions and statements produced by conformance.steps from the step text. They name
+# Expressions and statements produced by conformance.load.steps from the step text. They name
 # operations by neutral keys ("method:add_", "fn:relu", "attr:T"), resolved only through
 # an adapter's operation table.
 
@@ -148,7 +148,7 @@ class Op:
 class PyOp:
     """A Python operator (``+``, ``-x``, ``x[i]``, ``x > 0``) applied to values."""
 
-    op: str  # key of conformance.engine.PY_OPERATORS
+    op: str  # key of conformance.run.engine.PY_OPERATORS
     args: tuple[Expr, ...]
 
 
@@ -302,7 +302,7 @@ class Case:
 
     def operations(self) -> set[str]:
         """Every operation-table key the steps use."""
-        from conformance.steps import operations_of  # local: steps imports model
+        from conformance.load.steps import operations_of  # local: steps imports model
 
         keys: set[str] = set()
         for step in self.steps:

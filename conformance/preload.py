@@ -3,7 +3,7 @@ corpus the case cache does not hold uses a second core.
 
 pytest asks for the files one at a time, in its own order (:meth:`Preloader.take`). The
 helper, started when collection starts, loads the same list from the other end and sends
-each result back (a pickled :class:`~conformance.loader.LoadResult`; both ends are this
+each result back (a pickled :class:`~conformance.load.reader.LoadResult`; both ends are this
 module, never case text). A file the helper has finished is taken from it; a file it is
 loading is waited for; a file it has not reached is loaded by the pytest process itself,
 and the helper is told to skip it: the two meet in the middle. A file's result is the
@@ -31,9 +31,9 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Sequence
 
-from conformance.casecache import CaseCache, load_through
-from conformance.children import child_environment, die_with_parent
-from conformance.loader import LoadResult, Vocabulary
+from conformance.load.cache import CaseCache, load_through
+from conformance.run.children import child_environment, die_with_parent
+from conformance.load.reader import LoadResult, Vocabulary
 
 PRELOAD_ENV = "CONFORMANCE_PRELOAD"
 MIN_BYTES = 1_000_000  # about 1,300 cases of the corpus's mix: 0.2 s of parsing

@@ -12,7 +12,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from conformance import claims
-from conformance.loader import Vocabulary
+from conformance.load.reader import Vocabulary
 
 BUILTIN = {
     "numpy": "conformance.adapters.numpy_adapter:NumpyAdapter",

@@ -35,7 +35,7 @@ else:
     )
     settings.register_profile("fuzz", settings.get_profile("ci"), max_examples=10_000)
 
-# The case cache (conformance/casecache.py) of this test session and of the pytest runs it
+# The case cache (conformance/load/cache.py) of this test session and of the pytest runs it
 # starts: a folder of its own, not the user's cache.
 if "CONFORMANCE_CACHE_DIR" not in os.environ:
     os.environ["CONFORMANCE_CACHE_DIR"] = tempfile.mkdtemp(prefix="conformance-test-cache-")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from conformance.results import RESULTS_FORMAT_VERSION
+from conformance.report.results import RESULTS_FORMAT_VERSION
 
 FRAMEWORKS = ("torch", "paddle", "numpy")
 

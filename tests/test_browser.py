@@ -15,7 +15,9 @@ from typing import Any, Iterator
 
 import pytest
 
-from conformance import analysis, report_html
+from conformance.report import analysis
+
+from conformance.report import html as report_html
 from results_factory import sample
 
 CHROMIUM = os.environ.get("CONFORMANCE_CHROMIUM", "/usr/bin/chromium")

@@ -36,10 +36,12 @@ import pytest
 from _pytest import runner
 from _pytest.config import PytestPluginManager
 
-from conformance import guard, registry
-from conformance.casefolder import CODE
-from conformance.lint import lint_paths
-from conformance.loader import Vocabulary, load_file, read_case_file
+from conformance import registry
+
+from conformance.plugin import guard
+from conformance.load.folders import CODE
+from conformance.tools.lint import lint_paths
+from conformance.load.reader import Vocabulary, load_file, read_case_file
 from test_plugin import GOOD
 
 pytest_plugins = ["pytester"]
@@ -347,7 +349,7 @@ def test_read_case_file_names_what_it_refuses(tmp_path: Path, time_limit: Callab
 
 
 def test_read_case_file_refuses_dev_stdin_without_reading_it(tmp_path: Path, never_written: int) -> None:
-    code = ("from conformance.loader import read_case_file\n"
+    code = ("from conformance.load.reader import read_case_file\n"
             "try:\n    read_case_file('/dev/stdin')\nexcept OSError as exc:\n    print(exc)\n")
     run = subprocess.run([sys.executable, "-c", code], stdin=never_written, capture_output=True, text=True,
                          timeout=TIMEOUT)

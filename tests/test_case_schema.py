@@ -18,8 +18,12 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from conformance import loader, registry, steps
-from conformance.loader import load_file
+from conformance import registry
+
+from conformance.load import reader as loader
+
+from conformance.load import steps
+from conformance.load.reader import load_file
 from conformance.model import CLAIM_STANCES, DTYPES, ERROR_KINDS, RELATIONS, TENSOR_PROPERTIES
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -56,7 +60,7 @@ def vocabulary() -> loader.Vocabulary:
 
 class _TextKeysLoader(yaml.SafeLoader):
     """``yaml.safe_load``, except that a mapping key is the text written, as the suite's
-    reader (conformance/yamlsrc.py) and YAML 1.2 editors read it: under plain safe_load a
+    reader (conformance/load/yamlsrc.py) and YAML 1.2 editors read it: under plain safe_load a
     tensor named ``on`` or ``no`` would be the key True / False, which a schema's
     ``propertyNames`` does not check."""
 

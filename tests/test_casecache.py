@@ -21,12 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from conformance import casecache, registry
-from conformance.casecache import (
+from conformance import registry
+
+from conformance.load import cache as casecache
+from conformance.load.cache import (
     ENTRY_SUFFIX, ENTRY_TYPES, KEY_BYTES, KEY_FILE, MAC_BYTES, CacheRefused, CaseCache, default_directory,
     folder_problem, key_problem, make_cache, open_directory,
 )
-from conformance.loader import LoadResult, Vocabulary, load_file
+from conformance.load.reader import LoadResult, Vocabulary, load_file
 
 GOOD = """\
 cases:
@@ -442,7 +444,7 @@ def test_a_key_file_others_could_use_is_refused(tmp_path: Path, outside: Path, m
 def test_the_key_is_made_whole_once_when_many_processes_start(tmp_path: Path) -> None:
     folder = tmp_path / "cache"
     folder.mkdir(mode=0o700)
-    script = ("import sys\nfrom pathlib import Path\nfrom conformance.casecache import read_key\n"
+    script = ("import sys\nfrom pathlib import Path\nfrom conformance.load.cache import read_key\n"
               "sys.stdout.write(read_key(Path(sys.argv[1])).hex())\n")
     procs = [subprocess.Popen([sys.executable, "-c", script, str(folder / KEY_FILE)], stdout=subprocess.PIPE,
                               text=True) for _ in range(6)]

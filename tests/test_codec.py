@@ -35,9 +35,9 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from conformance import codec, registry  # noqa: E402
-from conformance.casecache import ENTRY_TYPES  # noqa: E402
+from conformance.load.cache import ENTRY_TYPES  # noqa: E402
 from conformance.codec import CodecError, Fields  # noqa: E402
-from conformance.loader import LoadResult, load_file  # noqa: E402
+from conformance.load.reader import LoadResult, load_file  # noqa: E402
 from conformance.model import CASE_TYPES, CaseFormatError, Location  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

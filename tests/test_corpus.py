@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from conformance import claims, registry
-from conformance.loader import load_file
+from conformance.load.reader import load_file
 from conformance.model import Case
-from conformance.operations import operations_markdown
+from conformance.tools.operations import operations_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 MIN_CASES = 40
@@ -64,7 +64,7 @@ def test_complete_examples_in_the_docs_load() -> None:
     # every ```yaml block in the docs that is a whole case file must load as one
     import re
 
-    from conformance.loader import load_text
+    from conformance.load.reader import load_text
 
     vocab = registry.vocabulary()
     for doc in ("docs/case-format.md", "README.md", "CONTRIBUTING.md"):

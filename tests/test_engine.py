@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from conformance.engine import FAIL, NOT_APPLICABLE, PASS, run
-from conformance.loader import Vocabulary, load_text
+from conformance.run.engine import FAIL, NOT_APPLICABLE, PASS, run
+from conformance.load.reader import Vocabulary, load_text
 from conformance.model import Case
 from fake_adapter import FakeAdapter, LyingAdapter
 

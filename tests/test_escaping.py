@@ -24,9 +24,13 @@ from typing import Any
 
 import pytest
 
-from conformance import analysis, report_html, report_md
+from conformance.report import analysis
+
+from conformance.report import html as report_html
+
+from conformance.report import markdown as report_md
 from conformance.escaping import for_markdown, for_terminal, markdown_code, markdown_url
-from conformance.lint import Finding
+from conformance.tools.lint import Finding
 from conformance.model import Location
 from entry_points import TESTS, register, subprocess_env
 from results_factory import sample

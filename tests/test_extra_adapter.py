@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from conformance.engine import FAIL, NOT_APPLICABLE, PASS, SKIPPED, run
-from conformance.loader import Vocabulary, load_file, load_text
+from conformance.run.engine import FAIL, NOT_APPLICABLE, PASS, SKIPPED, run
+from conformance.load.reader import Vocabulary, load_file, load_text
 from entry_points import register, subprocess_env
 from extra_adapter.minimal import MinimalAdapter
 
@@ -59,7 +59,7 @@ def run_code(code: str, env: dict[str, str]) -> Any:
 REGISTRY_PROBE = f"""
     import json, sys
     from conformance import registry
-    from conformance.operations import operations_markdown
+    from conformance.tools.operations import operations_markdown
 
     names = registry.framework_names()
     info = {{"names": names}}

@@ -62,16 +62,18 @@ from hypothesis import event, given, note, settings  # noqa: E402
 from hypothesis.errors import InvalidArgument  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from conformance import registry, yamlsrc  # noqa: E402
-from conformance.lint import RULES, lint_paths  # noqa: E402
-from conformance.loader import (  # noqa: E402
+from conformance import registry  # noqa: E402
+
+from conformance.load import yamlsrc
+from conformance.tools.lint import RULES, lint_paths  # noqa: E402
+from conformance.load.reader import (  # noqa: E402
     CASE_KEYS, MAX_ELEMENTS, MAX_STEPS, OVERRIDE_KEYS, TENSOR_KEYS, LoadResult, load_file, load_text,
 )
 from conformance.model import CLAIM_STANCES, DTYPES, ERROR_KINDS, RELATIONS, TENSOR_PROPERTIES, CaseFormatError  # noqa: E402
-from conformance.steps import (  # noqa: E402
+from conformance.load.steps import (  # noqa: E402
     BLOCKS, MAX_STEP_CHARS, names_bound, names_read, operations_of, parse_step_uses, strings_of,
 )
-from conformance.yamlsrc import YList, YMap, parse  # noqa: E402
+from conformance.load.yamlsrc import YList, YMap, parse  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 VOCAB = registry.vocabulary()
@@ -1215,7 +1217,7 @@ import os  # noqa: E402
 
 from hypothesis import HealthCheck  # noqa: E402
 
-from conformance.casefolder import CODE as NOT_A_CASE_FILE, scan  # noqa: E402
+from conformance.load.folders import CODE as NOT_A_CASE_FILE, scan  # noqa: E402
 
 # Trees are built on disk and collected by an in-process pytest run each: a tenth of the
 # other properties' budget ("ci": 20 trees; "fuzz": 1,000).

@@ -39,9 +39,15 @@ import numpy
 import pytest
 import yaml
 
-from conformance import loader, registry, steps, yamlsrc
-from conformance.lint import lint_paths
-from conformance.loader import LoadResult, Vocabulary, load_file, load_text
+from conformance import registry
+
+from conformance.load import reader as loader
+
+from conformance.load import steps
+
+from conformance.load import yamlsrc
+from conformance.tools.lint import lint_paths
+from conformance.load.reader import LoadResult, Vocabulary, load_file, load_text
 from conformance.model import CaseFormatError
 
 pytest_plugins = ["pytester"]

@@ -23,8 +23,8 @@ from typing import Any, Iterator
 import pytest
 
 from conformance import registry
-from conformance.engine import FAIL, PASS, run
-from conformance.loader import Vocabulary, load_text
+from conformance.run.engine import FAIL, PASS, run
+from conformance.load.reader import Vocabulary, load_text
 from conformance.model import Case
 from entry_points import TESTS, register, subprocess_env
 from probe_adapters.stateful import NumpyStateAdapter, PaddleStateAdapter, TorchStateAdapter

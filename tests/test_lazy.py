@@ -23,7 +23,7 @@ def run_python(code: str) -> str:
 def test_importing_plugin_and_adapters_imports_no_framework() -> None:
     out = run_python(f"""
         import sys
-        import conformance.plugin, conformance.cli
+        import conformance.plugin, conformance.tools.cli
         from conformance import registry
         from conformance.adapters import torch_adapter, paddle_adapter, numpy_adapter
         ops = registry.known_operations()

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from conformance import limits, registry
-from conformance.engine import ERROR, FAIL, PASS, Outcome, plain, run
-from conformance.loader import load_text
+from conformance.run.engine import ERROR, FAIL, PASS, Outcome, plain, run
+from conformance.load.reader import load_text
 from conformance.adapters.numpy_adapter import NumpyAdapter
 from conformance.model import Case
 
@@ -125,7 +125,7 @@ def test_the_framework_process_cannot_allocate_past_its_memory_cap() -> None:
     framework allocation past it fails inside the framework instead of exhausting the
     machine (the backstop for an operation no bound above foresees)."""
     code = textwrap.dedent("""
-        from conformance.sandbox import cap_memory
+        from conformance.run.sandbox import cap_memory
         cap_memory()
         import numpy, torch
         for make in (lambda: numpy.ones(2**31, "uint8"), lambda: torch.ones(2**31, dtype=torch.uint8)):

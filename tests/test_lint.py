@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conformance import registry
-from conformance.cli import main
-from conformance.lint import RULES, lint_paths
+from conformance.tools.cli import main
+from conformance.tools.lint import RULES, lint_paths
 
 FIXTURES = Path(__file__).parent / "lint_fixtures"
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,7 +44,7 @@ def test_every_rule_has_a_fixture() -> None:
 
 
 def test_every_code_the_loader_raises_is_a_rule() -> None:
-    source = (ROOT / "conformance" / "loader.py").read_text()
+    source = (ROOT / "conformance" / "load" / "reader.py").read_text()
     assert set(re.findall(r'code="(CF\d{3})"', source)) <= set(RULES)
 
 

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from conformance.loader import Vocabulary, load_text
+from conformance.load.reader import Vocabulary, load_text
 from conformance.adapters.base import numpy_input
 from conformance.model import Case, Generated, NameTarget, Op
 
@@ -338,7 +338,7 @@ def test_claim_stances_per_framework() -> None:
 
 
 def test_productions_pair_each_result_with_its_input() -> None:
-    from conformance.steps import productions
+    from conformance.load.steps import productions
 
     steps = '"y = x.view(4)", "a = x[0]", "b = x[[0]]", "c = y.clone()", "c = c.clone()", "d = x.T"'
     case = load(case_with(steps=f"[{steps}]")).cases[0]

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from conformance import registry
-from conformance.cli import main
-from conformance.engine import PASS, run
-from conformance.lint import lint_paths
-from conformance.loader import load_file, load_text
-from conformance.observe import Observation, render, split
-from conformance.scaffold import ScaffoldError, scaffold
+from conformance.tools.cli import main
+from conformance.run.engine import PASS, run
+from conformance.tools.lint import lint_paths
+from conformance.load.reader import load_file, load_text
+from conformance.tools.observe import Observation, render, split
+from conformance.tools.scaffold import ScaffoldError, scaffold
 
 
 def test_new_observe_paste_lint_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -110,7 +110,7 @@ def test_split_errors_by_step_and_kind() -> None:
 
 
 def test_complex_values_are_shown_in_the_case_format() -> None:
-    from conformance.observe import _shown
+    from conformance.tools.observe import _shown
 
     assert _shown([1 + 2j, 3.0000001 - 1j]) == {"real": [1.0, 3.0], "imag": [2.0, -1.0]}
     assert _shown([[0.1 + 0j]]) == {"real": [[0.1]], "imag": [[0.0]]}

@@ -1,4 +1,4 @@
-"""Where a run writes (conformance/outputs.py, the plugin's results file, `conformance run`
+"""Where a run writes (conformance/report/outputs.py, the plugin's results file, `conformance run`
 and `conformance report`): two runs at once are refused, not interleaved; a location that
 cannot be written fails before anything runs; a write that fails at the end says so in one
 line and leaves the previous files; output files follow the umask; `conformance run`
@@ -29,8 +29,10 @@ from typing import Any, Iterator
 
 import pytest
 
-from conformance import outputs, results
-from conformance.cli import main
+from conformance.report import outputs
+
+from conformance.report import results
+from conformance.tools.cli import main
 from entry_points import TESTS, register, subprocess_env
 from results_factory import sample
 from test_plugin import GOOD, WRONG
@@ -183,7 +185,7 @@ def test_a_lock_is_counted_within_a_process_and_removed_when_released(tmp_path: 
 
 
 def hold_in_another_process(lock: Path) -> subprocess.Popen[str]:
-    code = ("import sys; from conformance import outputs; outputs.acquire(sys.argv[1], 'the results', 'holder'); "
+    code = ("import sys; from conformance.report import outputs; outputs.acquire(sys.argv[1], 'the results', 'holder'); "
             "print('held', flush=True); sys.stdin.read()")
     proc = subprocess.Popen([sys.executable, "-c", code, str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True)

@@ -167,7 +167,7 @@ cases:
 
 def validate(data: dict) -> None:
     jsonschema = pytest.importorskip("jsonschema")
-    from conformance.results import SCHEMA_FILE
+    from conformance.report.results import SCHEMA_FILE
 
     schema = json.loads(SCHEMA_FILE.read_text())
     jsonschema.Draft202012Validator.check_schema(schema)

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conformance import preload, registry
-from conformance.casecache import CaseCache
-from conformance.loader import LoadResult, load_file
+from conformance.load.cache import CaseCache
+from conformance.load.reader import LoadResult, load_file
 from conformance.preload import PRELOAD_ENV, Preloader
 
 CASE = """\
@@ -181,7 +181,7 @@ def test_when_a_helper_is_used(monkeypatch: pytest.MonkeyPatch, setting: str, cp
 
 REPORT_CONFTEST = """
 import pytest
-from conformance.collect import case_files, index_key
+from conformance.plugin.collect import case_files, index_key
 
 def pytest_collection_finish(session):
     preloader = session.config.stash[index_key].preloader

@@ -9,9 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from conformance import analysis, report_html, report_md
-from conformance.cli import main
-from conformance.diff import compare, render_markdown, render_text
+from conformance.report import analysis
+
+from conformance.report import html as report_html
+
+from conformance.report import markdown as report_md
+from conformance.tools.cli import main
+from conformance.report.diff import compare, render_markdown, render_text
 from results_factory import record, sample
 
 

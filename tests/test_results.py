@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import results
+from conformance.report import results
 
 
 def test_an_interrupted_write_leaves_the_previous_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

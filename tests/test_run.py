@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conformance.progress import ProgressDisplay
+from conformance.plugin.progress import ProgressDisplay
 from test_plugin import GOOD, WRONG
 
 

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from conformance import registry
-from conformance.engine import run
-from conformance.loader import load_text
-from conformance.sandbox import Sandbox, signal_description
+from conformance.run.engine import run
+from conformance.load.reader import load_text
+from conformance.run.sandbox import Sandbox, signal_description
 from entry_points import TESTS, register, subprocess_env
 
 
@@ -287,7 +287,7 @@ def test_a_message_from_the_child_builds_only_outcome_classes(tmp_path: Path, mo
                                                              reply: str) -> None:
     """A framework process that sends something other than an outcome (as one a case took
     over could) costs that item: SandboxError, and nothing it names is run or imported."""
-    from conformance import sandbox as sandbox_module
+    from conformance.run import sandbox as sandbox_module
 
     sentinel = tmp_path / "ran"
     child = tmp_path / "child.py"

@@ -40,8 +40,8 @@ from typing import Any, Iterator
 import pytest
 
 from conformance import registry
-from conformance.engine import FAIL, PASS, Outcome, not_applicable, run
-from conformance.loader import load_file
+from conformance.run.engine import FAIL, PASS, Outcome, not_applicable, run
+from conformance.load.reader import load_file
 from conformance.model import Case
 
 TESTS = Path(__file__).resolve().parent

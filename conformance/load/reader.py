@@ -21,8 +21,8 @@ from conformance.model import (
     Expect, ExpectOverride, FrameworkOverride, Generated, Location, Step, TensorSpec,
     WarningExpectation,
 )
-from conformance.steps import BLOCKS, names_bound, names_read, parse_step_uses
-from conformance.yamlsrc import MAX_FILE_BYTES, YList, YMap, location_of, parse, too_large
+from conformance.load.steps import BLOCKS, names_bound, names_read, parse_step_uses
+from conformance.load.yamlsrc import MAX_FILE_BYTES, YList, YMap, location_of, parse, too_large
 
 MAX_STEPS = 200
 # the largest value of each integer dtype, for arange: (NumPy would refuse it at run time)

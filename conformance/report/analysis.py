@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.results import (
+from conformance.report.results import (
     COPY, DISJOINT_VIEW, DISTINCT_OBJECT, ERROR, KNOWN_DIVERGENCE, OUTCOMES, SAME_OBJECT, VIEW,
 )
 

@@ -10,11 +10,11 @@ import json
 from html import escape
 from pathlib import PurePosixPath
 
-from conformance.analysis import (
+from conformance.report.analysis import (
     CLASS_WORDS, OUTCOME_WORDS, Report, Row, framework_title, operation_label, outcome_counts,
     python_version,
 )
-from conformance.results import OUTCOMES, RESULTS_FORMAT_VERSION
+from conformance.report.results import OUTCOMES, RESULTS_FORMAT_VERSION
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0 2rem 3rem;color:#1b1b1b}

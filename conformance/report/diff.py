@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.analysis import CLASS_WORDS, describe, normalised, signature
+from conformance.report.analysis import CLASS_WORDS, describe, normalised, signature
 from conformance.escaping import for_markdown, markdown_code
 
 GOOD = ("pass", "known_divergence")

@@ -1,7 +1,7 @@
 """Loaded case files kept across sessions, so that collecting an unchanged corpus does not
 parse and validate it again.
 
-An entry is the :class:`~conformance.loader.LoadResult` (cases and errors) of one file,
+An entry is the :class:`~conformance.load.reader.LoadResult` (cases and errors) of one file,
 encoded as plain data by :mod:`conformance.codec` (never pickled: decoding builds only
 the model's classes, :data:`ENTRY_TYPES`) and authenticated by an HMAC-SHA256 with this
 cache's own random key. It is named by a SHA-256 of everything the result depends on: the
@@ -45,9 +45,15 @@ from typing import Callable, Iterable
 
 import yaml
 
-from conformance import codec, limits, loader, model, steps, yamlsrc
+from conformance import codec, limits, model
+
+from conformance.load import reader as loader
+
+from conformance.load import steps
+
+from conformance.load import yamlsrc
 from conformance.codec import CodecError
-from conformance.loader import LoadResult, Vocabulary, load_bytes, load_file, read_case_file, unreadable
+from conformance.load.reader import LoadResult, Vocabulary, load_bytes, load_file, read_case_file, unreadable
 
 CACHE_ENV = "CONFORMANCE_CACHE_DIR"
 DISABLED = ("off", "0", "none", "")

@@ -8,7 +8,7 @@ A case folder (a ``conformance_paths`` folder, the packaged corpus, and every fo
 them) is collected by :class:`CaseDir`, never by pytest's own directory collectors: it
 follows no link and hands pytest's other plugins only its regular ``*.yaml`` files, so no
 Python (a ``test_*.py``, an ``__init__.py``, a doctest file) is ever collected from it.
-Each entry a case folder may not hold (:mod:`conformance.casefolder`) becomes one failing
+Each entry a case folder may not hold (:mod:`conformance.load.folders`) becomes one failing
 ``<name>[refused]`` item, in a :class:`RefusedFile` of its own.
 """
 
@@ -23,15 +23,17 @@ from typing import Any, Iterator
 
 import pytest
 
-from conformance import casefolder, registry
-from conformance.casecache import CaseCache, load_through, make_cache
-from conformance.engine import ERROR, FAIL, Outcome, not_applicable, run
-from conformance.loader import LoadResult, Vocabulary
+from conformance import registry
+
+from conformance.load import folders as casefolder
+from conformance.load.cache import CaseCache, load_through, make_cache
+from conformance.run.engine import ERROR, FAIL, Outcome, not_applicable, run
+from conformance.load.reader import LoadResult, Vocabulary
 from conformance.model import Case, CaseFormatError, Location
 from conformance.preload import Preloader, possible, worth_it
-from conformance.render import render_failure
-from conformance.results import SKIPPED, case_info, outcome_record, unrun_record
-from conformance.sandbox import CrashNote, FrameworkUnavailable, Sandbox, SandboxError
+from conformance.report.failure import render_failure
+from conformance.report.results import SKIPPED, case_info, outcome_record, unrun_record
+from conformance.run.sandbox import CrashNote, FrameworkUnavailable, Sandbox, SandboxError
 
 outcome_key = pytest.StashKey[Outcome]()
 lost_key = pytest.StashKey[SandboxError]()
@@ -42,7 +44,7 @@ sandbox_key = pytest.StashKey["Sandbox | None"]()
 
 CASE_SUFFIXES = casefolder.CASE_SUFFIXES
 # the corpus installed with the package (conformance.cases), collected wherever it is
-CASES_PACKAGE_DIR = Path(__file__).resolve().parent / "cases"
+CASES_PACKAGE_DIR = Path(__file__).resolve().parent.parent / "cases"
 roots_key = pytest.StashKey["CaseRoots"]()
 
 

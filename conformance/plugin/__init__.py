@@ -1,5 +1,5 @@
 """The pytest plugin (entry point ``pytest11: conformance``). Hooks only; the work is in
-:mod:`conformance.collect`, :mod:`conformance.engine` and :mod:`conformance.results`.
+:mod:`conformance.plugin.collect`, :mod:`conformance.run.engine` and :mod:`conformance.report.results`.
 
 Importing this module imports no framework.
 """
@@ -16,16 +16,18 @@ from typing import Any, Generator
 
 import pytest
 
-from conformance import guard, registry
-from conformance.collect import (
+from conformance import registry
+
+from conformance.plugin import guard
+from conformance.plugin.collect import (
     CaseDir, CaseErrorItem, CaseFile, CaseItem, RefusedFile, case_roots, index_key, is_case_file, make_index,
     refused_conftest_items, refused_entry, report_reason, sandbox_key, start_preloader, stop_preloader,
 )
 from conformance.claims import claims
 from conformance.escaping import for_terminal
-from conformance.outputs import OutputError, acquire, check_file, error_text, lock_path, release
-from conformance.results import ERROR, RECORD_KEY, results_document, short, unrun_record, write_atomically
-from conformance.sandbox import DEFAULT_TIMEOUT_S, Sandbox
+from conformance.report.outputs import OutputError, acquire, check_file, error_text, lock_path, release
+from conformance.report.results import ERROR, RECORD_KEY, results_document, short, unrun_record, write_atomically
+from conformance.run.sandbox import DEFAULT_TIMEOUT_S, Sandbox
 
 results_key = pytest.StashKey["ResultsRecorder"]()
 
@@ -51,7 +53,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
-    # before pytest imports the initial conftests: none under a case root is (conformance.guard)
+    # before pytest imports the initial conftests: none under a case root is (conformance.plugin.guard)
     guard.install(early_config)
 
 
@@ -302,7 +304,7 @@ class ResultsRecorder:
 
 
 class CrashLedger:
-    """The crashes that came from an earlier item (conformance.sandbox: the crashed item
+    """The crashes that came from an earlier item (conformance.run.sandbox: the crashed item
     ran to an outcome alone): each is named at the end of the run, and the run fails even
     though every item has its own outcome, since a case crashed the framework."""
 

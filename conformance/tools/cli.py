@@ -31,7 +31,7 @@ def _case_roots() -> list[str]:
     local = Path("cases")
     if local.is_dir():
         return [str(local)]
-    from conformance.collect import CASES_PACKAGE_DIR
+    from conformance.plugin.collect import CASES_PACKAGE_DIR
 
     return [str(CASES_PACKAGE_DIR)]
 
@@ -41,10 +41,10 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
 
     import pytest
 
-    from conformance.outputs import (
+    from conformance.report.outputs import (
         OutputError, check_file, check_folder, error_text, holding, lock_path, reports_lock_path,
     )
-    from conformance.progress import ProgressDisplay
+    from conformance.plugin.progress import ProgressDisplay
 
     results, reports = Path(args.results), Path(args.reports)
     paths = args.paths or _case_roots()
@@ -125,14 +125,14 @@ def _error(message: str) -> None:
 
 
 def _write_reports(data: dict, out_dir: Path) -> list[Path]:
-    from conformance.report import write_reports
+    from conformance.report.pages import write_reports
 
     return write_reports(data, out_dir)
 
 
 def _summary(data: dict) -> str:
-    from conformance.analysis import build, outcome_counts
-    from conformance.results import OUTCOMES
+    from conformance.report.analysis import build, outcome_counts
+    from conformance.report.results import OUTCOMES
 
     report = build(data)
     lines = []
@@ -144,9 +144,9 @@ def _summary(data: dict) -> str:
 
 
 def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
-    from conformance.outputs import OutputError, check_folder, error_text, holding, reports_lock_path
-    from conformance.report import stale_reports
-    from conformance.results import ResultsFileError, load_results
+    from conformance.report.outputs import OutputError, check_folder, error_text, holding, reports_lock_path
+    from conformance.report.pages import stale_reports
+    from conformance.report.results import ResultsFileError, load_results
 
     try:
         data = load_results(Path(args.results))
@@ -182,8 +182,8 @@ def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def cmd_diff(args: argparse.Namespace, extra: list[str]) -> int:
-    from conformance.diff import compare, render_markdown, render_text
-    from conformance.results import ResultsFileError, load_results
+    from conformance.report.diff import compare, render_markdown, render_text
+    from conformance.report.results import ResultsFileError, load_results
 
     try:
         old, new = load_results(Path(args.old)), load_results(Path(args.new))
@@ -198,9 +198,9 @@ def cmd_diff(args: argparse.Namespace, extra: list[str]) -> int:
 
 def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance import registry
-    from conformance.casefolder import scan
-    from conformance.lint import refused_finding
-    from conformance.loader import load_file
+    from conformance.load.folders import scan
+    from conformance.tools.lint import refused_finding
+    from conformance.load.reader import load_file
 
     vocab = registry.vocabulary()
     status = 0
@@ -222,8 +222,8 @@ def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
 
 def cmd_lint(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance import registry
-    from conformance.casefolder import scan
-    from conformance.lint import RULES, lint_paths
+    from conformance.load.folders import scan
+    from conformance.tools.lint import RULES, lint_paths
 
     if args.rules:
         for code, (name, what) in RULES.items():
@@ -247,10 +247,10 @@ def cmd_lint(args: argparse.Namespace, extra: list[str]) -> int:
 
 def cmd_observe(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance import registry
-    from conformance.lint import case_files
-    from conformance.loader import did_you_mean, load_file
-    from conformance.observe import observe, render
-    from conformance.sandbox import Sandbox
+    from conformance.tools.lint import case_files
+    from conformance.load.reader import did_you_mean, load_file
+    from conformance.tools.observe import observe, render
+    from conformance.run.sandbox import Sandbox
 
     vocab = registry.vocabulary()
     target = Path(args.target)
@@ -295,7 +295,7 @@ def _framework_list(option: str | None) -> list[str]:
 
 
 def cmd_new(args: argparse.Namespace, extra: list[str]) -> int:
-    from conformance.scaffold import ScaffoldError, scaffold
+    from conformance.tools.scaffold import ScaffoldError, scaffold
 
     try:
         path = scaffold(args.name, Path(args.root))
@@ -309,14 +309,14 @@ def cmd_new(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def cmd_ops(args: argparse.Namespace, extra: list[str]) -> int:
-    from conformance.operations import operations_markdown
+    from conformance.tools.operations import operations_markdown
 
     sys.stdout.write(operations_markdown())
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from conformance.sandbox import DEFAULT_TIMEOUT_S  # the item timeout; the module imports no framework
+    from conformance.run.sandbox import DEFAULT_TIMEOUT_S  # the item timeout; the module imports no framework
 
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

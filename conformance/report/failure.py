@@ -3,7 +3,7 @@ where the expectation is written, and the steps with the one that did it marked.
 
 from __future__ import annotations
 
-from conformance.engine import ERROR, Outcome
+from conformance.run.engine import ERROR, Outcome
 from conformance.escaping import for_terminal
 from conformance.model import Case
 

@@ -15,14 +15,14 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
-from conformance.engine import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED, Outcome
+from conformance.run.engine import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED, Outcome
 from conformance.model import Case
-from conformance.outputs import file_mode
-from conformance.steps import productions
+from conformance.report.outputs import file_mode
+from conformance.load.steps import productions
 
 RESULTS_FORMAT_VERSION = 2
 RECORD_KEY = "conformance"
-SCHEMA_FILE = Path(__file__).parent / "data" / "results.schema.json"
+SCHEMA_FILE = Path(__file__).resolve().parent.parent / "data" / "results.schema.json"
 
 # Item outcomes. known_divergence: passed under a per-framework override (the framework
 # behaves differently from the shared expectation, for the reason the case gives).

@@ -8,8 +8,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from conformance import analysis, report_html, report_md
-from conformance.results import write_texts_atomically
+from conformance.report import analysis
+
+from conformance.report import html as report_html
+
+from conformance.report import markdown as report_md
+from conformance.report.results import write_texts_atomically
 
 REPORT_NAMES = ("behaviour.md", "behaviour.html")
 

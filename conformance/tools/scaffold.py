@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*/[a-z][a-z0-9_]*$")
-SCHEMA = Path(__file__).parent / "data" / "case.schema.json"
+SCHEMA = Path(__file__).resolve().parent.parent / "data" / "case.schema.json"
 
 TEMPLATE = """\
 # yaml-language-server: $schema={schema}

@@ -17,10 +17,10 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from conformance.engine import ERROR, NOT_APPLICABLE, SKIPPED, run
+from conformance.run.engine import ERROR, NOT_APPLICABLE, SKIPPED, run
 from conformance.model import Case, Expect
-from conformance.sandbox import FrameworkUnavailable, Sandbox, SandboxError
-from conformance.steps import names_bound, productions
+from conformance.run.sandbox import FrameworkUnavailable, Sandbox, SandboxError
+from conformance.load.steps import names_bound, productions
 
 REGEX_SPECIAL = re.compile(r"([.^$*+?{}\[\]\\|()])")
 MAX_PAIR_NAMES = 8  # above this, relations are observed only for the pairs steps produce

@@ -13,11 +13,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from conformance import casefolder
+from conformance.load import folders as casefolder
 from conformance.escaping import for_terminal
-from conformance.loader import Vocabulary, load_file
+from conformance.load.reader import Vocabulary, load_file
 from conformance.model import Case, CaseFormatError, Expect, Location
-from conformance.steps import names_read
+from conformance.load.steps import names_read
 
 # code -> (rule name, what it catches)
 RULES: dict[str, tuple[str, str]] = {

@@ -10,7 +10,7 @@ conftest path into a module. :func:`install` wraps that method, on this run's pl
 manager only, so that a ``conftest.py`` located under a case root (whatever it is or links
 to) is never imported; pytest gets an empty module for it instead, and the refused path
 is noted so that the run shows it as a failing ``conftest.py[refused]`` item
-(``conformance.collect.refused_conftest_items``).
+(``conformance.plugin.collect.refused_conftest_items``).
 
 ``_importconftest`` is private pytest API. If a pytest release removes it or stops calling
 it from ``_loadconftestmodules``, :func:`install` cannot intercept anything and refuses the
@@ -28,7 +28,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from conformance.collect import CaseRoots, case_roots
+from conformance.plugin.collect import CaseRoots, case_roots
 
 # the conftest.py paths refused in this run, in the order pytest asked for them (a dict
 # used as an ordered set); present once the guard is installed

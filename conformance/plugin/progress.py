@@ -14,7 +14,7 @@ from typing import Any, TextIO
 import pytest
 
 from conformance.escaping import for_terminal
-from conformance.results import RECORD_KEY
+from conformance.report.results import RECORD_KEY
 
 
 class ProgressDisplay:

@@ -1,7 +1,7 @@
 """Run one case on one adapter: ``run(case, adapter) -> Outcome``.
 
 Pure: no pytest, no report knowledge. The steps are interpreted over the IR from
-:mod:`conformance.steps`; operations resolve only through ``adapter.ops``. All
+:mod:`conformance.load.steps`; operations resolve only through ``adapter.ops``. All
 observations are taken before they are compared, and the probes that write (the
 behavioural memory probe) run last, after values and version counters were read.
 """
@@ -45,7 +45,7 @@ _SYMBOLS = {
 
 PASS, FAIL, NOT_APPLICABLE, SKIPPED = "pass", "fail", "not_applicable", "skipped"
 # the item has no verdict: the case broke one of the suite's limits while it ran
-# (conformance.limits), or the framework process it ran in was lost (conformance.sandbox)
+# (conformance.limits), or the framework process it ran in was lost (conformance.run.sandbox)
 ERROR = "error"
 
 

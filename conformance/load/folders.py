@@ -7,7 +7,7 @@ link (to a file, a folder, itself, nothing, ``/`` or ``/dev/stdin``), a Python f
 Refused entries are never opened and links are never followed, so a folder tree cannot
 loop, block a read or lead outside itself. The rule has one code, :data:`CODE`, reported by
 ``conformance lint`` (:func:`scan`) and by a pytest run (one failing ``<name>[refused]``
-item per entry, made in :mod:`conformance.collect`).
+item per entry, made in :mod:`conformance.plugin.collect`).
 
 Pure: no pytest, no framework. Entries are classified from ``lstat`` (or the directory
 entry's type, which costs no system call on Linux), never by following a link.

@@ -2,7 +2,7 @@
 never the run.
 
 The pytest process (or each xdist worker) imports no framework. It starts one child
-``python -m conformance.sandbox`` on first use; the child imports each framework when a
+``python -m conformance.run.sandbox`` on first use; the child imports each framework when a
 case first needs it and runs ``engine.run(case, adapter)`` for every item it is sent, over
 a socket pair. Messages are plain data (:mod:`conformance.codec`, never pickle): the child
 builds only the model's classes from what the parent sends (the ``Case``), and the parent
@@ -52,8 +52,8 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from conformance import codec
-from conformance.children import child_environment, die_with_parent
-from conformance.engine import OUTCOME_TYPES
+from conformance.run.children import child_environment, die_with_parent
+from conformance.run.engine import OUTCOME_TYPES
 from conformance.model import CASE_TYPES, Case
 
 # what each end may build from the other's messages
@@ -75,7 +75,7 @@ MEMORY_ENV = "CONFORMANCE_CHILD_MEMORY_MB"
 # earlier items tried, most recent first, when looking for the one that left a crash behind
 MAX_CULPRIT_TRIES = 5
 # the child: this module's serve(), given the socket's file descriptor
-CHILD_COMMAND = [sys.executable, "-m", "conformance.sandbox"]
+CHILD_COMMAND = [sys.executable, "-m", "conformance.run.sandbox"]
 
 
 class SandboxError(Exception):
@@ -364,7 +364,7 @@ def serve(fd: int) -> None:
     if os.getppid() == 1:  # the parent died before prctl took effect
         return
     from conformance import registry
-    from conformance.engine import run
+    from conformance.run.engine import run
 
     _send(conn, ("ready",))
     case = None
