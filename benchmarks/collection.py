@@ -7,12 +7,9 @@ For each size: the cases are written to a temporary folder (benchmarks/synthetic
 a fresh interpreter runs ``pytest --collect-only`` on it with a probe plugin that times the
 collection phase (from pytest_collection's start to its end: finding, reading, validating
 every file and making every item). The wall time of the whole command (interpreter start,
-plugin import, collection, exit) is measured around it. Four ways: alone (the case cache
-off and no helper process: every file read, parsed and validated by pytest's process),
-cold (the case cache off, the helper process of conformance/preload.py loading files
-beside pytest where it pays), first (an empty cache that the run fills) and warm (the
-filled cache: conformance/load/cache.py). "helper" is how many files the helper's results
-supplied, of those it was given. Medians of --repeat runs.
+plugin import, collection, exit) is measured around it. Three ways: cold (the case cache
+off: every file read, parsed and validated), first (an empty cache that the run fills) and
+warm (the filled cache: conformance/load/cache.py). Medians of --repeat runs.
 """
 
 from __future__ import annotations
@@ -44,9 +41,6 @@ PROBE = textwrap.dedent("""
                 self.seconds = time.perf_counter() - start
 
         def pytest_collection_finish(self, session):
-            from conformance.plugin.collect import index_key
-            preloader = session.config.stash[index_key].preloader
-            self.helper = f"{preloader.taken}/{len(preloader.files)}" if preloader else "-"
             self.items = len(session.items)
             self.errors = sum(1 for i in session.items if i.name.endswith(("[load]", "[duplicate]")))
             self.heavy = sorted(m for m in ("torch", "paddle") if m in sys.modules)
@@ -55,12 +49,12 @@ PROBE = textwrap.dedent("""
     code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "-o", "conformance_paths=" + sys.argv[1],
                         sys.argv[1]], plugins=[probe])
     print("RESULT " + json.dumps({"code": int(code), "items": probe.items, "errors": probe.errors,
-                                  "collect_s": probe.seconds, "heavy": probe.heavy, "helper": probe.helper}))
+                                  "collect_s": probe.seconds, "heavy": probe.heavy}))
 """)
 
 
-def measure(folder: Path, cache: str, preload: str = "") -> dict:
-    env = dict(os.environ, CONFORMANCE_CACHE_DIR=cache, CONFORMANCE_PRELOAD=preload)
+def measure(folder: Path, cache: str) -> dict:
+    env = dict(os.environ, CONFORMANCE_CACHE_DIR=cache)
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", PROBE, str(folder)], capture_output=True, text=True,
                           cwd=folder, env=env)
@@ -76,16 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kind", choices=("corpus", "small"), default="corpus",
                         help="corpus: the real cases in turn; small: the README's example case repeated")
     args = parser.parse_args(argv)
-    print("alone: no cache, no helper (CONFORMANCE_CACHE_DIR=off CONFORMANCE_PRELOAD=off); cold: no cache, "
-          "the helper process where it pays; first: an empty cache, filled by the run; warm: the filled cache")
-    print(f"{'cases':>7} {'items':>7} {'':6} {'collect':>9} {'per case':>9} {'wall':>8}  {'helper':>9}  "
-          "torch/paddle imported")
+    print("cold: no cache (CONFORMANCE_CACHE_DIR=off); first: an empty cache, filled by the run; "
+          "warm: the filled cache")
+    print(f"{'cases':>7} {'items':>7} {'':6} {'collect':>9} {'per case':>9} {'wall':>8}  torch/paddle imported")
     for size in (int(s) for s in args.sizes.split(",")):
         with tempfile.TemporaryDirectory() as tmp:
             folder, cache = Path(tmp) / "cases", Path(tmp) / "cache"
             write_corpus(folder, size, kind=args.kind)
-            runs = {"alone": [measure(folder, "off", "off") for _ in range(args.repeat)],
-                    "cold": [measure(folder, "off") for _ in range(args.repeat)],
+            runs = {"cold": [measure(folder, "off") for _ in range(args.repeat)],
                     "first": [measure(folder, str(cache))],
                     "warm": [measure(folder, str(cache)) for _ in range(args.repeat)]}
         for kind, measured in runs.items():
@@ -94,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             last = measured[-1]
             assert last["code"] == 0 and last["errors"] == 0, last
             print(f"{size:7} {last['items']:7} {kind:6} {collect:8.2f}s {collect / size * 1e6:7.0f}us {wall:7.2f}s  "
-                  f"{last['helper']:>9}  {last['heavy'] or 'none'}")
+                  f"{last['heavy'] or 'none'}")
     return 0
 
 

@@ -364,11 +364,6 @@ ALLOWED = {
     ("conformance/registry.py", "_load", "importlib.import_module"):
         "imports an adapter named by the built-in table or an installed package's entry point, "
         "never by a case file",
-    ("conformance/preload.py", "_receive", "pickle.loads"):
-        "the collection helper's own socket pair from its child process: LoadResults the suite pickled",
-    ("conformance/preload.py", "serve", "pickle.loads"):
-        "the collection helper's own socket pair from its parent process: the file list, "
-        "vocabulary and case cache the suite pickled, then claimed file numbers",
 }
 
 

@@ -21,7 +21,7 @@ from conformance import registry
 from conformance.plugin import guard
 from conformance.plugin.collect import (
     CaseDir, CaseErrorItem, CaseFile, CaseItem, RefusedFile, case_roots, index_key, is_case_file, make_index,
-    refused_conftest_items, refused_entry, report_reason, sandbox_key, start_preloader, stop_preloader,
+    refused_conftest_items, refused_entry, report_reason, sandbox_key,
 )
 from conformance.claims import claims
 from conformance.escaping import for_terminal
@@ -109,11 +109,9 @@ def pytest_collection(session: pytest.Session) -> Generator[None, Any, Any]:
     # not traverse it either.
     enabled = gc.isenabled()
     gc.disable()
-    start_preloader(session)
     try:
         return (yield)
     finally:
-        stop_preloader(session)
         if enabled:
             gc.freeze()
             gc.enable()

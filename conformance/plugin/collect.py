@@ -14,7 +14,6 @@ Each entry a case folder may not hold (:mod:`conformance.load.folders`) becomes 
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import sys
 from dataclasses import dataclass, field
@@ -30,7 +29,6 @@ from conformance.load.cache import CaseCache, load_through, make_cache
 from conformance.run.engine import ERROR, FAIL, Outcome, not_applicable, run
 from conformance.load.reader import LoadResult, Vocabulary
 from conformance.model import Case, CaseFormatError, Location
-from conformance.preload import Preloader, possible, worth_it
 from conformance.report.failure import render_failure
 from conformance.report.results import SKIPPED, case_info, outcome_record, unrun_record
 from conformance.run.sandbox import CrashNote, FrameworkUnavailable, Sandbox, SandboxError
@@ -50,19 +48,14 @@ roots_key = pytest.StashKey["CaseRoots"]()
 
 @dataclass
 class CaseIndex:
-    """Session-wide: the vocabulary, the cache of loaded files, the helper loading files
-    during collection, and where each case id was first seen."""
+    """Session-wide: the vocabulary, the cache of loaded files, and where each case id was
+    first seen."""
 
     vocabulary: Vocabulary
     cache: CaseCache | None = None
-    preloader: Preloader | None = None
     first_seen: dict[str, Location] = field(default_factory=dict)
 
     def load(self, path: Path, display: str) -> LoadResult:
-        if self.preloader is not None:
-            result = self.preloader.take(path)
-            if result is not None:
-                return result
         return load_through(self.cache, path, display, self.vocabulary)
 
 
@@ -151,73 +144,6 @@ def refused_entry(path: Path, config: pytest.Config) -> casefolder.Refusal | Non
     if not case_roots(config).inside(path):
         return None
     return casefolder.refusal(path)
-
-
-def start_preloader(session: pytest.Session) -> None:
-    """Start a helper loading the case files this collection will read, when it pays
-    (conformance.preload.possible and worth_it)."""
-    worker = getattr(session.config, "workerinput", None)  # set on xdist workers
-    if not possible(collecting_processes=int(worker.get("workercount", 1)) if worker else 1):
-        return
-    index = session.config.stash[index_key]
-    root = Path(str(session.config.rootpath))
-    sizes: dict[tuple[str, str], int] = {}
-    for path in case_files(session):
-        try:
-            sizes[(str(path), _display_path(path, root))] = path.stat().st_size
-        except OSError:  # gone since the listing: pytest's own load will say so
-            continue
-    # sizes first: a corpus too small for a helper even uncached (the usual case) is not
-    # read here only to be read again when pytest loads it
-    if not worth_it(sum(sizes.values())):
-        return
-    files = [file for file in sizes if index.cache is None or not index.cache.holds(*file)]
-    if files and worth_it(sum(sizes[file] for file in files)):
-        index.preloader = Preloader(files, index.vocabulary, index.cache)
-        index.preloader.start()
-
-
-def stop_preloader(session: pytest.Session) -> None:
-    index = session.config.stash[index_key]
-    if index.preloader is not None:
-        index.preloader.close()
-        index.preloader = None
-
-
-def case_files(session: pytest.Session) -> list[Path]:
-    """The case files of the command line's paths, in the order pytest collects them (each
-    folder's entries sorted by name, as pytest's Dir collector does). Only a guess made
-    before pytest walks the folders: a file pytest skips costs the helper some work, a
-    file missed here is loaded by the pytest process; neither changes a result."""
-    config = session.config
-    skip = config.getini("norecursedirs")
-    found: list[Path] = []
-
-    def walk(folder: Path) -> None:
-        try:
-            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-        except OSError:
-            return
-        for entry in entries:
-            path = Path(entry.path)
-            if entry.is_dir(follow_symlinks=False):  # a link is left to pytest (it could loop)
-                # pytest skips these, and a virtualenv (which has a pyvenv.cfg) unless asked
-                if not any(fnmatch.fnmatch(entry.name, pattern) for pattern in skip) and \
-                        not (path / "pyvenv.cfg").is_file():
-                    walk(path)
-            elif entry.is_file(follow_symlinks=False) and is_case_file(path, session):  # links: refused
-                found.append(path)
-
-    for arg in config.args:
-        # as pytest names it: absolute, links not resolved
-        path = Path(os.path.abspath(Path(config.invocation_params.dir, arg.split("::", 1)[0])))
-        if path.is_symlink() and case_roots(config).inside(path):
-            continue  # refused, never read (CaseDir)
-        if path.is_dir():
-            walk(path)
-        elif path.is_file() and is_case_file(path, session):
-            found.append(path)
-    return found
 
 
 class CaseDir(pytest.Directory):

@@ -36,6 +36,7 @@ docs/reliability.md for the figures). Pure: no pytest.
 
 from __future__ import annotations
 
+import ctypes
 import faulthandler
 import gc
 import os
@@ -52,7 +53,6 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from conformance import codec
-from conformance.run.children import child_environment, die_with_parent
 from conformance.run.engine import OUTCOME_TYPES
 from conformance.model import CASE_TYPES, Case
 
@@ -324,6 +324,28 @@ class Sandbox:
 
 
 # --------------------------------------------------------------------------- the child
+
+
+def child_environment() -> dict[str, str]:
+    """The parent's environment, with its import path: a child must import exactly what
+    this process imports (adapters registered through entry points, a checkout that is
+    not installed)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p or os.getcwd() for p in sys.path)
+    return env
+
+
+def die_with_parent() -> None:
+    """Linux: the kernel kills this child if the process that started it dies (even by
+    SIGKILL), so that no child outlives an interrupted run."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            pr_set_pdeathsig = 1
+            libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+
 
 
 def _send(conn: Connection, message: Any) -> None:
