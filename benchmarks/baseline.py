@@ -49,7 +49,8 @@ from typing import Any
 from conformance import registry
 from conformance.run.engine import PASS, PY_OPERATORS, not_applicable, run
 from conformance.load.reader import load_file
-from conformance.model import AttrTarget, Case, Const, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step
+from conformance.model import Case
+from conformance.ir import AttrTarget, Const, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step
 
 ROOT = Path(__file__).resolve().parent.parent
 

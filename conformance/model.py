@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, NamedTuple, Union
+from typing import Any, Mapping
+
+from conformance import ir
+from conformance.ir import Step, operations_of
+from conformance.source import CaseFormatError, Location
 
 # Framework-neutral error kinds an expectation can name. Adapters map their exceptions
 # onto these; anything they do not recognise is ``other``.
@@ -40,43 +44,6 @@ DTYPES = (
 DEVICE_NAME = re.compile(r"cpu|cuda(:\d{1,2})?")
 
 
-class Location(NamedTuple):
-    """Where something was written: file, 1-based line and column. A named tuple, not a
-    dataclass: the reader makes one for every value of every case file."""
-
-    file: str
-    line: int
-    column: int = 1
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}"
-
-
-class CaseFormatError(Exception):
-    """A case file is not valid. Carries where, what, how to fix it, and the code of the
-    rule it breaks (``conformance.tools.lint.RULES``; CF000 for the format itself)."""
-
-    def __init__(self, location: Location, message: str, hint: str | None = None, code: str = "CF000") -> None:
-        self.location = location
-        self.message = message
-        self.hint = hint
-        self.code = code
-        super().__init__(self.render())
-
-    # the parts it travels as (conformance.codec: the case cache, the sandbox's messages)
-    __codec_fields__ = ("location", "message", "hint", "code")
-
-    def __reduce__(self) -> tuple:
-        # pickled (the collection helper's messages) with its parts, not the rendered text
-        return (type(self), (self.location, self.message, self.hint, self.code))
-
-    def render(self) -> str:
-        text = f"{self.location.file}:{self.location.line}:{self.location.column}: {self.message}"
-        if self.hint:
-            text += f"\n  fix: {self.hint}"
-        return text
-
-
 # --------------------------------------------------------------------------- inputs
 
 
@@ -103,99 +70,6 @@ class TensorSpec:
     writeable: bool = True
     imag: Any = None  # imaginary parts for complex dtypes, same nesting as values
     location: Location | None = None
-
-
-# --------------------------------------------------------------------------- steps (IR)
-# Expressions and statements produced by conformance.load.steps from the step text. They name
-# operations by neutral keys ("method:add_", "fn:relu", "attr:T"), resolved only through
-# an adapter's operation table.
-
-
-@dataclass(frozen=True)
-class Ref:
-    name: str
-
-
-@dataclass(frozen=True)
-class Const:
-    value: Any  # int, float, bool, None, str, Ellipsis
-
-
-@dataclass(frozen=True)
-class Seq:
-    items: tuple[Expr, ...]
-    tuple_: bool = False
-
-
-@dataclass(frozen=True)
-class SliceExpr:
-    start: Expr | None
-    stop: Expr | None
-    step: Expr | None
-
-
-@dataclass(frozen=True)
-class Op:
-    """A call to a table operation: ``fn:NAME`` (args), ``method:NAME`` (receiver is
-    ``args[0]``), ``attr:NAME`` (one arg), ``call`` (calling a value, e.g. a layer)."""
-
-    key: str
-    args: tuple[Expr, ...] = ()
-    kwargs: tuple[tuple[str, Expr], ...] = ()
-
-
-@dataclass(frozen=True)
-class PyOp:
-    """A Python operator (``+``, ``-x``, ``x[i]``, ``x > 0``) applied to values."""
-
-    op: str  # key of conformance.run.engine.PY_OPERATORS
-    args: tuple[Expr, ...]
-
-
-Expr = Union[Ref, Const, Seq, SliceExpr, Op, PyOp]
-
-
-@dataclass(frozen=True)
-class NameTarget:
-    name: str
-
-
-@dataclass(frozen=True)
-class ItemTarget:
-    obj: Expr
-    index: Expr
-
-
-@dataclass(frozen=True)
-class AttrTarget:
-    obj: Expr
-    attr: str  # resolved through "attr:NAME" / "setattr:NAME"
-
-
-Target = Union[NameTarget, ItemTarget, AttrTarget]
-
-
-@dataclass(frozen=True)
-class Step:
-    """One statement. ``kind`` is ``assign``, ``augassign``, ``expr`` or ``block``."""
-
-    number: int  # 1-based, in the order steps run (blocks are not numbered)
-    text: str
-    kind: str
-    location: Location
-    targets: tuple[Target, ...] = ()  # assign: one target, or several for ``a, b = ...``
-    value: Expr | None = None
-    aug_op: str | None = None  # augassign: key of PY_OPERATORS ("iadd", ...)
-    block: str | None = None  # block: "no_grad" / "enable_grad"
-    body: tuple[Step, ...] = ()
-
-    def flat(self) -> list[Step]:
-        if self.kind != "block":
-            return [self]
-        out: list[Step] = []
-        for s in self.body:
-            out.extend(s.flat())
-        return out
 
 
 # --------------------------------------------------------------------------- expectations
@@ -302,8 +176,6 @@ class Case:
 
     def operations(self) -> set[str]:
         """Every operation-table key the steps use."""
-        from conformance.load.steps import operations_of  # local: steps imports model
-
         keys: set[str] = set()
         for step in self.steps:
             keys |= operations_of(step)
@@ -324,7 +196,7 @@ class Case:
 # Every class a Case (or a file's load errors) is made of: what conformance.codec may build
 # when it reads one back (the case cache, the sandbox's messages).
 CASE_TYPES: tuple[type, ...] = (
-    Case, TensorSpec, Generated, Step, Ref, Const, Seq, SliceExpr, Op, PyOp, NameTarget, ItemTarget,
-    AttrTarget, Expect, ErrorExpectation, ErrorDetail, WarningExpectation, ExpectOverride, FrameworkOverride,
-    Location, CaseFormatError,
+    Case, TensorSpec, Generated, ir.Step, ir.Ref, ir.Const, ir.Seq, ir.SliceExpr, ir.Op, ir.PyOp, ir.NameTarget,
+    ir.ItemTarget, ir.AttrTarget, Expect, ErrorExpectation, ErrorDetail, WarningExpectation, ExpectOverride,
+    FrameworkOverride, Location, CaseFormatError,
 )

@@ -70,9 +70,8 @@ from conformance.load.reader import (  # noqa: E402
     CASE_KEYS, MAX_ELEMENTS, MAX_STEPS, OVERRIDE_KEYS, TENSOR_KEYS, LoadResult, load_file, load_text,
 )
 from conformance.model import CLAIM_STANCES, DTYPES, ERROR_KINDS, RELATIONS, TENSOR_PROPERTIES, CaseFormatError  # noqa: E402
-from conformance.load.steps import (  # noqa: E402
-    BLOCKS, MAX_STEP_CHARS, names_bound, names_read, operations_of, parse_step_uses, strings_of,
-)
+from conformance.ir import names_bound, names_read, operations_of, strings_of  # noqa: E402
+from conformance.load.steps import BLOCKS, MAX_STEP_CHARS, parse_step_uses  # noqa: E402
 from conformance.load.yamlsrc import YList, YMap, parse  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,8 @@ import pytest
 
 from conformance.load.reader import Vocabulary, load_text
 from conformance.adapters.base import numpy_input
-from conformance.model import Case, Generated, NameTarget, Op
+from conformance.model import Case, Generated
+from conformance.ir import NameTarget, Op
 
 VOCAB = Vocabulary(
     frameworks=("numpy", "torch", "paddle"),
@@ -338,7 +339,7 @@ def test_claim_stances_per_framework() -> None:
 
 
 def test_productions_pair_each_result_with_its_input() -> None:
-    from conformance.load.steps import productions
+    from conformance.ir import productions
 
     steps = '"y = x.view(4)", "a = x[0]", "b = x[[0]]", "c = y.clone()", "c = c.clone()", "d = x.T"'
     case = load(case_with(steps=f"[{steps}]")).cases[0]

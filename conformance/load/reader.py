@@ -17,11 +17,13 @@ from typing import Any, Collection, Iterable, NoReturn
 
 from conformance.limits import MAX_ELEMENTS
 from conformance.model import (
-    CLAIM_STANCES, DEVICE_NAME, DTYPES, ERROR_KINDS, RELATIONS, TENSOR_PROPERTIES, Case, CaseFormatError, ErrorDetail, ErrorExpectation,
-    Expect, ExpectOverride, FrameworkOverride, Generated, Location, Step, TensorSpec,
+    CLAIM_STANCES, DEVICE_NAME, DTYPES, ERROR_KINDS, RELATIONS, TENSOR_PROPERTIES, Case, CaseFormatError,
+    ErrorDetail, ErrorExpectation, Expect, ExpectOverride, FrameworkOverride, Generated, Location, TensorSpec,
     WarningExpectation,
 )
-from conformance.load.steps import BLOCKS, names_bound, names_read, parse_step_uses
+from conformance.ir import Step
+from conformance.load.steps import BLOCKS, parse_step_uses
+from conformance.ir import names_bound, names_read
 from conformance.load.yamlsrc import MAX_FILE_BYTES, YList, YMap, location_of, parse, too_large
 
 MAX_STEPS = 200

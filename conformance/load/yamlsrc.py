@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from yaml.constructor import SafeConstructor
 
-from conformance.model import CaseFormatError, Location
+from conformance.source import CaseFormatError, Location
 
 MAX_FILE_BYTES = 1_000_000
 MAX_DEPTH = 32  # levels of nested mappings and lists; the corpus needs about 10

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 from conformance.run.engine import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED, Outcome
 from conformance.model import Case
 from conformance.report.outputs import file_mode
-from conformance.load.steps import productions
+from conformance.ir import productions
 
 RESULTS_FORMAT_VERSION = 2
 RECORD_KEY = "conformance"

@@ -18,9 +18,9 @@ from typing import Any, Callable
 from conformance import limits
 from conformance.adapters.base import NotApplicable
 from conformance.limits import LimitExceeded
-from conformance.model import (
-    AttrTarget, Case, Const, Expect, Expr, ItemTarget, Location, NameTarget, Op, PyOp, Ref,
-    Seq, SliceExpr, Step,
+from conformance.model import Case, Expect, Location
+from conformance.ir import (
+    AttrTarget, Const, Expr, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step,
 )
 
 # Python operators a step may use; fixed, never looked up by name from case text.

@@ -17,7 +17,7 @@ from conformance.load import folders as casefolder
 from conformance.escaping import for_terminal
 from conformance.load.reader import Vocabulary, load_file
 from conformance.model import Case, CaseFormatError, Expect, Location
-from conformance.load.steps import names_read
+from conformance.ir import names_read
 
 # code -> (rule name, what it catches)
 RULES: dict[str, tuple[str, str]] = {

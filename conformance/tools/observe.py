@@ -20,7 +20,7 @@ from typing import Any
 from conformance.run.engine import ERROR, NOT_APPLICABLE, SKIPPED, run
 from conformance.model import Case, Expect
 from conformance.run.sandbox import FrameworkUnavailable, Sandbox, SandboxError
-from conformance.load.steps import names_bound, productions
+from conformance.ir import names_bound, productions
 
 REGEX_SPECIAL = re.compile(r"([.^$*+?{}\[\]\\|()])")
 MAX_PAIR_NAMES = 8  # above this, relations are observed only for the pairs steps produce

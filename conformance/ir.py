@@ -1,0 +1,215 @@
+"""The step IR: what conformance.load.steps makes of a step's text, and the walks over it
+(the operations a step needs, the names it reads and binds, what a step produces).
+
+Part of the case model (:mod:`conformance.model` holds the rest), and like it framework-free
+and importable from every stage; it imports nothing of the suite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Union
+
+from conformance.source import Location
+
+# --------------------------------------------------------------------------- the IR
+# Expressions and statements produced by conformance.load.steps from the step text. They name
+# operations by neutral keys ("method:add_", "fn:relu", "attr:T"), resolved only through
+# an adapter's operation table.
+
+
+@dataclass(frozen=True)
+class Ref:
+    name: str
+
+
+@dataclass(frozen=True)
+class Const:
+    value: Any  # int, float, bool, None, str, Ellipsis
+
+
+@dataclass(frozen=True)
+class Seq:
+    items: tuple[Expr, ...]
+    tuple_: bool = False
+
+
+@dataclass(frozen=True)
+class SliceExpr:
+    start: Expr | None
+    stop: Expr | None
+    step: Expr | None
+
+
+@dataclass(frozen=True)
+class Op:
+    """A call to a table operation: ``fn:NAME`` (args), ``method:NAME`` (receiver is
+    ``args[0]``), ``attr:NAME`` (one arg), ``call`` (calling a value, e.g. a layer)."""
+
+    key: str
+    args: tuple[Expr, ...] = ()
+    kwargs: tuple[tuple[str, Expr], ...] = ()
+
+
+@dataclass(frozen=True)
+class PyOp:
+    """A Python operator (``+``, ``-x``, ``x[i]``, ``x > 0``) applied to values."""
+
+    op: str  # key of conformance.run.engine.PY_OPERATORS
+    args: tuple[Expr, ...]
+
+
+Expr = Union[Ref, Const, Seq, SliceExpr, Op, PyOp]
+
+
+@dataclass(frozen=True)
+class NameTarget:
+    name: str
+
+
+@dataclass(frozen=True)
+class ItemTarget:
+    obj: Expr
+    index: Expr
+
+
+@dataclass(frozen=True)
+class AttrTarget:
+    obj: Expr
+    attr: str  # resolved through "attr:NAME" / "setattr:NAME"
+
+
+Target = Union[NameTarget, ItemTarget, AttrTarget]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One statement. ``kind`` is ``assign``, ``augassign``, ``expr`` or ``block``."""
+
+    number: int  # 1-based, in the order steps run (blocks are not numbered)
+    text: str
+    kind: str
+    location: Location
+    targets: tuple[Target, ...] = ()  # assign: one target, or several for ``a, b = ...``
+    value: Expr | None = None
+    aug_op: str | None = None  # augassign: key of PY_OPERATORS ("iadd", ...)
+    block: str | None = None  # block: "no_grad" / "enable_grad"
+    body: tuple[Step, ...] = ()
+
+    def flat(self) -> list[Step]:
+        if self.kind != "block":
+            return [self]
+        out: list[Step] = []
+        for s in self.body:
+            out.extend(s.flat())
+        return out
+
+
+# --------------------------------------------------------------------------- walking the IR
+
+
+def _children(expr: Expr | None) -> Iterable[Expr]:
+    if isinstance(expr, Seq):
+        return expr.items
+    if isinstance(expr, SliceExpr):
+        return [p for p in (expr.start, expr.stop, expr.step) if p is not None]
+    if isinstance(expr, Op):
+        return list(expr.args) + [v for _, v in expr.kwargs]
+    if isinstance(expr, PyOp):
+        return expr.args
+    return ()
+
+
+def _walk(expr: Expr | None) -> Iterable[Expr]:
+    if expr is None:
+        return
+    yield expr
+    for child in _children(expr):
+        yield from _walk(child)
+
+
+def _step_exprs(step: Step) -> list[Expr]:
+    exprs: list[Expr] = [step.value] if step.value is not None else []
+    for target in step.targets:
+        if isinstance(target, ItemTarget):
+            exprs += [target.obj, target.index]
+        elif isinstance(target, AttrTarget):
+            exprs.append(target.obj)
+    return exprs
+
+
+def operations_of(step: Step) -> set[str]:
+    """Operation-table keys a step (and its block body) needs."""
+    if step.kind == "block":
+        keys = {"block:" + str(step.block)}
+        for inner in step.body:
+            keys |= operations_of(inner)
+        return keys
+    keys = {e.key for x in _step_exprs(step) for e in _walk(x) if isinstance(e, Op)}
+    for target in step.targets:
+        if isinstance(target, AttrTarget):
+            keys.add("setattr:" + target.attr)
+            if step.kind == "augassign":
+                keys.add("attr:" + target.attr)
+    return keys
+
+
+def strings_of(step: Step) -> set[str]:
+    """The string constants a (non-block) step passes."""
+    return {e.value for x in _step_exprs(step) for e in _walk(x) if isinstance(e, Const) and isinstance(e.value, str)}
+
+
+def names_read(step: Step) -> list[Ref]:
+    """Names a (non-block) step reads, in order; augmented assignment reads its target."""
+    refs = [e for x in _step_exprs(step) for e in _walk(x) if isinstance(e, Ref)]
+    if step.kind == "augassign" and isinstance(step.targets[0], NameTarget):
+        refs.insert(0, Ref(step.targets[0].name))
+    return refs
+
+
+def names_bound(step: Step) -> list[str]:
+    return [t.name for t in step.targets if isinstance(t, NameTarget)]
+
+
+# --------------------------------------------------------------------------- what a step produces
+
+
+def index_kind(index: Expr | None) -> str:
+    """``basic`` for ints, slices, ``None`` and ``...`` (NumPy's view-producing indexing),
+    ``advanced`` for lists and tensors."""
+    parts = index.items if isinstance(index, Seq) and index.tuple_ else (index,)
+    basic = all(isinstance(p, SliceExpr) or (isinstance(p, Const) and (p.value is None or p.value is Ellipsis
+                                                                       or type(p.value) is int))
+                for p in parts)
+    return "basic" if basic else "advanced"
+
+
+def productions(steps: Iterable[Step]) -> list[tuple[int, str, str, str]]:
+    """``(step, operation, result, input)`` for each step ``result = op(input, ...)`` whose two
+    names keep their binding to the end of the case, so that a relation observed between
+    them at the end describes what that step did. ``operation`` is a table key, or
+    ``index:basic`` / ``index:advanced`` for ``x[...]``."""
+    flat = [s for step in steps for s in step.flat()]
+    found = []
+    for i, step in enumerate(flat):
+        if step.kind != "assign" or len(step.targets) != 1 or not isinstance(step.targets[0], NameTarget):
+            continue
+        value, result = step.value, step.targets[0].name
+        if isinstance(value, Op) and value.key != "call":
+            operation, args = value.key, value.args
+        elif isinstance(value, PyOp) and value.op == "getitem":
+            operation, args = "index:" + index_kind(value.args[1]), value.args[:1]
+        else:
+            continue
+        source = next((a.name for a in args if isinstance(a, Ref)), None)
+        if source is None or source == result:
+            continue
+        # a later rebinding, or a later attribute assignment (``a.data = ...`` swaps a's
+        # buffer), would make the final relation describe something else than this step
+        later = {n for s in flat[i + 1:] for n in names_bound(s)}
+        later |= {t.obj.name for s in flat[i + 1:] for t in s.targets
+                  if isinstance(t, AttrTarget) and isinstance(t.obj, Ref)}
+        if result in later or source in later:
+            continue
+        found.append((step.number, operation, result, source))
+    return found

@@ -1,0 +1,44 @@
+"""Where a value was written in a case file, and what is wrong there: shared by every
+stage that reads case text (the YAML reader, the step parser, the case reader) and by what
+reports on it. Imports nothing of the suite."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Location(NamedTuple):
+    """Where something was written: file, 1-based line and column. A named tuple, not a
+    dataclass: the reader makes one for every value of every case file."""
+
+    file: str
+    line: int
+    column: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+class CaseFormatError(Exception):
+    """A case file is not valid. Carries where, what, how to fix it, and the code of the
+    rule it breaks (``conformance.tools.lint.RULES``; CF000 for the format itself)."""
+
+    def __init__(self, location: Location, message: str, hint: str | None = None, code: str = "CF000") -> None:
+        self.location = location
+        self.message = message
+        self.hint = hint
+        self.code = code
+        super().__init__(self.render())
+
+    # the parts it travels as (conformance.codec: the case cache, the sandbox's messages)
+    __codec_fields__ = ("location", "message", "hint", "code")
+
+    def __reduce__(self) -> tuple:
+        # pickled (the collection helper's messages) with its parts, not the rendered text
+        return (type(self), (self.location, self.message, self.hint, self.code))
+
+    def render(self) -> str:
+        text = f"{self.location.file}:{self.location.line}:{self.location.column}: {self.message}"
+        if self.hint:
+            text += f"\n  fix: {self.hint}"
+        return text
