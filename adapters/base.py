@@ -15,6 +15,7 @@ import contextlib
 import importlib.metadata
 import importlib.util
 import math
+import operator
 import re
 import warnings
 from dataclasses import dataclass
@@ -131,6 +132,17 @@ def absent(reason: str) -> Operation:
     return call
 
 
+def refusal(message: str) -> Operation:
+    """An entry that refuses a mutation by itself (:class:`MutationRefused`): what an
+    immutable framework's adapter puts where its framework would not refuse on its own."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        raise MutationRefused(message)
+
+    call.refuses = message  # type: ignore[attr-defined]
+    return call
+
+
 def dtype_named(name: Any, default: str | None = None) -> str | None:
     """A dtype a case names, which must be one of the suite's dtypes (model.DTYPES): the one
     way a case string reaches a framework's dtype parser. Anything else is refused here, so
@@ -204,6 +216,57 @@ DLPACK_CONVERSIONS: Mapping[str, Operation] = {
 }
 
 
+# Python's operators, as operations of the table like any other: a step's ``x + y`` is
+# ``op:add``, ``-x`` ``op:neg``, ``x > 0`` ``op:gt``, ``x[i]`` ``op:getitem``, ``x[i] = v``
+# ``op:setitem`` and ``x += y`` ``op:iadd`` (on an item: op:getitem, op:iadd, op:setitem). Every
+# adapter's table starts from these, Python's own semantics (the operator module, so the
+# framework's dunder methods decide); an adapter overrides an entry to map it otherwise (an
+# immutable framework's refusal, a counterpart, absent()). The names after "op:" are the
+# operator module's, which the step parser (conformance.load.steps) produces.
+BINARY_OPERATORS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and_", "or_", "xor")
+INPLACE_OPERATORS = tuple("i" + name.rstrip("_") for name in BINARY_OPERATORS)  # iadd, ..., iand, ior, ixor
+PYTHON_OPERATORS: Mapping[str, Operation] = {
+    "op:" + name: getattr(operator, name)
+    for name in (*BINARY_OPERATORS, "neg", "pos", "invert", "gt", "lt", "ge", "le", "eq", "ne", "getitem",
+                 "setitem", *INPLACE_OPERATORS)
+}
+# how each reads in a step, for messages and the operations table
+OPERATOR_SYMBOLS: Mapping[str, str] = {
+    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**", "matmul": "@",
+    "and_": "&", "or_": "|", "xor": "^", "neg": "-", "pos": "+", "invert": "~", "gt": ">", "lt": "<", "ge": ">=",
+    "le": "<=", "eq": "==", "ne": "!=", "getitem": "x[...]", "setitem": "x[...] = v",
+    **{f"i{name.rstrip('_')}": f"{symbol}=" for name, symbol in (
+        ("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"), ("floordiv", "//"), ("mod", "%"), ("pow", "**"),
+        ("matmul", "@"), ("and_", "&"), ("or_", "|"), ("xor", "^"))},
+}
+
+
+class MutationRefused(Exception):
+    """The refusal an adapter raises itself for a mutation its framework cannot do (its
+    arrays are immutable). The engine records it as the step's error of kind ``immutable``,
+    as it records the framework's own refusal that :attr:`Adapter.immutable` declares."""
+
+
+@dataclass(frozen=True)
+class Immutability:
+    """How a framework whose arrays cannot be changed (JAX, TensorFlow) refuses a mutation:
+    an adapter's one declaration of it (:attr:`Adapter.immutable`).
+
+    ``raises``: regexes searched over ``"ExceptionType: message"``, as ``error_patterns``,
+    that recognise the framework's own refusal wherever a step meets it (JAX:
+    ``r"^TypeError: .*JAX arrays are immutable"``). ``refuse``: the adapter refuses by itself
+    instead, before the framework is asked: every item assignment (``op:setitem``) and
+    attribute assignment (``setattr:NAME``) of its table raises :class:`MutationRefused`
+    with this message. Either way the engine records the step's error with kind
+    ``immutable``: that is the framework's observed behaviour, and no case needs an
+    override for it. Augmented assignment keeps Python's semantics (``x += y`` binds ``x +
+    y`` to ``x`` for a type without in-place operators); on an item it ends in the refused
+    ``op:setitem``."""
+
+    raises: tuple[str, ...] = ()
+    refuse: str | None = None
+
+
 @dataclass(frozen=True)
 class GlobalState:
     """One piece of process-wide framework state a case can change, and how to read and
@@ -271,6 +334,10 @@ class Adapter:
     module: ClassVar[str]  # importable name, checked with find_spec (no import)
     distribution: ClassVar[str]  # installed distribution, for its version without importing
     install_hint: ClassVar[str]
+    # None: the framework's arrays can be changed. A framework whose arrays are immutable
+    # declares here, once, how it refuses a mutation (Immutability); the engine records the
+    # refusal as the step's error of kind "immutable"
+    immutable: ClassVar[Immutability | None] = None
     # expectation properties this framework has no notion of (e.g. NumPy: version
     # counters); the engine records them as "not observable" instead of comparing
     unobservable: ClassVar[frozenset[str]] = frozenset()
@@ -281,7 +348,7 @@ class Adapter:
     case_strings: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self) -> None:
-        self.ops: dict[str, Operation] = self.operations()
+        self.ops: dict[str, Operation] = self.operation_table()
         self._ready = False
         self._devices: list[str] | None = None
         self._states: list[GlobalState] | None = None
@@ -375,6 +442,33 @@ class Adapter:
 
     def operations(self) -> dict[str, Operation]:
         raise NotImplementedError
+
+    def operation_table(self) -> dict[str, Operation]:
+        """The whole table (``self.ops``): Python's operators (PYTHON_OPERATORS), then
+        :meth:`operations`, whose entries win; for an immutable framework that refuses by
+        itself, its refusals."""
+        ops: dict[str, Operation] = dict(PYTHON_OPERATORS)
+        ops.update(self.operations())
+        refuse = self.immutable.refuse if self.immutable is not None else None
+        if refuse is not None:
+            for key, op in ops.items():
+                if (key == "op:setitem" or key.startswith("setattr:")) and not hasattr(op, "not_applicable"):
+                    ops[key] = refusal(refuse)
+        return ops
+
+    @property
+    def mutable(self) -> bool:
+        return self.immutable is None
+
+    def refused_mutation(self, exc: BaseException) -> bool:
+        """Whether an exception a step raised is the framework refusing a mutation (its
+        arrays are immutable), as :attr:`immutable` declares, or the adapter's own refusal."""
+        if isinstance(exc, MutationRefused):
+            return True
+        if self.immutable is None or not self.immutable.raises:
+            return False
+        text = f"{type(exc).__name__}: {exc}"
+        return any(re.search(p, text) for p in self.immutable.raises)
 
     def lacks(self, key: str) -> str | None:
         """Why this adapter cannot run an operation key, or None if it can."""

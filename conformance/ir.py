@@ -55,7 +55,7 @@ class Op:
 class PyOp:
     """A Python operator (``+``, ``-x``, ``x[i]``, ``x > 0``) applied to values."""
 
-    op: str  # key of conformance.run.engine.PY_OPERATORS
+    op: str  # the operator module's name; the adapter's table entry "op:<op>" (adapters.base.PYTHON_OPERATORS)
     args: tuple[Expr, ...]
 
 
@@ -92,7 +92,7 @@ class Step:
     location: Location
     targets: tuple[Target, ...] = ()  # assign: one target, or several for ``a, b = ...``
     value: Expr | None = None
-    aug_op: str | None = None  # augassign: key of PY_OPERATORS ("iadd", ...)
+    aug_op: str | None = None  # augassign: "iadd", ... (the table entry "op:iadd", ...)
     block: str | None = None  # block: "no_grad" / "enable_grad"
     body: tuple[Step, ...] = ()
 
@@ -139,7 +139,11 @@ def _step_exprs(step: Step) -> list[Expr]:
 
 
 def operations_of(step: Step) -> set[str]:
-    """Operation-table keys a step (and its block body) needs."""
+    """Operation-table keys a step (and its block body) needs, which an adapter may lack.
+    Python's operators (``op:add``, ``op:setitem``, ...) resolve through the table too, but
+    every adapter has them (the base gives Python's semantics), so they are not listed: a
+    framework without a counterpart maps its entry to ``absent()``, and the item is then not
+    applicable when the step runs."""
     if step.kind == "block":
         keys = {"block:" + str(step.block)}
         for inner in step.body:

@@ -28,6 +28,8 @@ ERROR_KINDS: Mapping[str, str] = {
     "graph_freed": "backward through a graph a second time after its buffers were freed",
     "requires_grad_conversion": "conversion (e.g. to NumPy) refused because the tensor requires grad",
     "type_error": "an argument of the wrong Python type",
+    "immutable": "a mutation (item or augmented assignment, an in-place write) refused: the framework's arrays "
+                 "are immutable (the adapter's Immutability declaration)",
     "other": "any other exception",
 }
 

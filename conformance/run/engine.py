@@ -8,40 +8,23 @@ behavioural memory probe) run last, after values and version counters were read.
 
 from __future__ import annotations
 
-import operator
 import re
 import warnings
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from conformance import limits
-from conformance.adapters.base import NotApplicable
+from conformance.adapters.base import OPERATOR_SYMBOLS, NotApplicable
 from conformance.limits import LimitExceeded
 from conformance.model import Case, Expect, Location
 from conformance.ir import (
     AttrTarget, Const, Expr, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step,
 )
 
-# Python operators a step may use; fixed, never looked up by name from case text.
-PY_OPERATORS: dict[str, Callable[..., Any]] = {
-    name: getattr(operator, name)
-    for name in (
-        "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and_", "or_", "xor",
-        "neg", "pos", "invert", "gt", "lt", "ge", "le", "eq", "ne", "getitem",
-        "iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "imatmul", "iand", "ior", "ixor",
-    )
-}
-
-# how the operators read in a step, for messages
-_SYMBOLS = {
-    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**", "matmul": "@",
-    "and_": "&", "or_": "|", "xor": "^", "neg": "-", "pos": "+", "invert": "~", "gt": ">", "lt": "<", "ge": ">=",
-    "le": "<=", "eq": "==", "ne": "!=", "getitem": "x[...]",
-    **{f"i{name.rstrip('_')}": f"{symbol}=" for name, symbol in (
-        ("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"), ("floordiv", "//"), ("mod", "%"), ("pow", "**"),
-        ("matmul", "@"), ("and_", "&"), ("or_", "|"), ("xor", "^"))},
-}
+# the error kind of a mutation the framework refused (its arrays are immutable), whatever
+# its exception's type: what the adapter's Immutability declaration recognises
+IMMUTABLE = "immutable"
 
 PASS, FAIL, NOT_APPLICABLE, SKIPPED = "pass", "fail", "not_applicable", "skipped"
 # the item has no verdict: the case broke one of the suite's limits while it ran
@@ -213,8 +196,8 @@ class _Runner:
                                        f"memory the framework process may use: {_bounded(str(exc), 300)} "
                                        "(limits: docs/security.md)") from None
                     record.status = "error"
-                    record.error = ErrorInfo(_qualname(type(exc)), _bounded(self.adapter.error_message(exc)),
-                                             self.adapter.classify_error(exc))
+                    kind = IMMUTABLE if self.adapter.refused_mutation(exc) else self.adapter.classify_error(exc)
+                    record.error = ErrorInfo(_qualname(type(exc)), _bounded(self.adapter.error_message(exc)), kind)
                     record.warnings = _warning_texts(caught)
                     self.failed = record
                     raise _Stop from None
@@ -237,8 +220,9 @@ class _Runner:
                 for target, item in zip(step.targets, values):
                     self.assign(target, item, step.number)
             return
-        # augmented assignment, with Python's own semantics: the in-place operator may
-        # return a new object, which is then bound (or stored back) in place of the old
+        # augmented assignment, as Python does it, each part an operation of the adapter's
+        # table: the in-place operator (op:iadd, ...) may return a new object, which is then
+        # bound (or stored back with op:setitem / setattr:NAME) in place of the old
         target = step.targets[0]
         op = str(step.aug_op)
         value = self.eval(step.value)
@@ -264,7 +248,9 @@ class _Runner:
             self.call("setattr:" + target.attr, (self.eval(target.obj), value), {})
 
     def set_item(self, obj: Any, index: Any, value: Any) -> None:
-        operator.setitem(obj, index, value)
+        """``obj[index] = value``: the adapter's op:setitem. It makes nothing (it writes into
+        ``obj``, whose elements are bounded already), so no bound applies to what it makes."""
+        self.adapter.ops["op:setitem"](obj, index, value)
         self.spread_uninitialised((index, value), written=(obj,), made=None)
 
     # ---- expressions
@@ -306,19 +292,20 @@ class _Runner:
         return result
 
     def python_operator(self, op: str, *operands: Any) -> Any:
-        """A Python operator: the framework's when a tensor takes part (bounded like an
-        operation), Python's own between plain values (bounded before it computes)."""
+        """A Python operator, the adapter's ``op:<op>``: when a tensor takes part, bounded
+        like an operation; between plain values, bounded before it computes."""
+        operation = self.adapter.ops["op:" + op]
         if any(self.adapter.is_array(o) for o in operands):
-            symbol = f"'{_SYMBOLS.get(op, op)}'"
+            symbol = f"'{OPERATOR_SYMBOLS.get(op, op)}'"
             self.check_inputs(symbol, operands)
-            result = PY_OPERATORS[op](*operands)
+            result = operation(*operands)
             self.check_made(result, f"{symbol} made")
             written = operands[:1] if op.startswith("i") and op != "invert" else ()
             self.spread_uninitialised(operands, written=written, made=result)
             return result
         limits.check_python_operation(op, operands)
-        result = PY_OPERATORS[op](*operands)
-        limits.check_python_value(result, f"'{_SYMBOLS.get(op, op)}' made")
+        result = operation(*operands)
+        limits.check_python_value(result, f"'{OPERATOR_SYMBOLS.get(op, op)}' made")
         return result
 
     def check_inputs(self, name: str, values: tuple) -> None:

@@ -1,0 +1,250 @@
+"""A framework whose arrays are immutable, over the whole corpus: every mutation a case makes
+goes through the adapter's table and ends in the framework's refusal, which the engine
+records as the framework's behaviour (the step's error, kind ``immutable``), with no
+per-case override and nothing left to the engine.
+
+The framework is ``frozen`` (tests/probe_adapters/frozen.py): NumPy with every array
+read-only, whose adapter declares NumPy's "read-only" ValueError as its refusal, once. It is
+registered through the ``conformance.adapters`` entry point for a subprocess only, which runs
+every corpus case on ``numpy`` and ``frozen`` side by side. The two share their operation
+table and inputs, so an item of ``frozen`` must behave as its ``numpy`` twin up to the first
+refused mutation, and exactly as it where nothing is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance import registry
+from conformance.adapters.base import Immutability, MutationRefused, refusal
+from conformance.ir import ItemTarget, Op, Step, _step_exprs, _walk
+from conformance.load.reader import Vocabulary, load_file, load_text
+from conformance.model import ERROR_KINDS
+from conformance.run.engine import FAIL, IMMUTABLE, PASS, run
+from entry_points import register, subprocess_env
+from fake_adapter import FakeAdapter
+from probe_adapters.frozen import FrozenAdapter
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+RAN = ("pass", "known_divergence", "fail")
+
+
+def is_mutation(step: Step) -> bool:
+    """A step that writes into an existing object: item assignment, augmented assignment
+    (on a name, an item or an attribute), an in-place method, an ``out=`` argument."""
+    ops = [e for x in _step_exprs(step) for e in _walk(x) if isinstance(e, Op)]
+    return (step.kind == "augassign" or any(isinstance(t, ItemTarget) for t in step.targets)
+            or any((op.key.startswith("method:") and op.key.endswith("_")) or any(k == "out" for k, _ in op.kwargs)
+                   for op in ops))
+
+
+def refused_at(record: dict[str, Any]) -> int | None:
+    return next((s["number"] for s in record["steps"] if s["status"] == "error" and s["error"]["kind"] == IMMUTABLE),
+                None)
+
+
+@pytest.fixture(scope="module")
+def corpus_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    site = tmp_path_factory.mktemp("site")
+    register(site, "frozen-adapter", {"frozen": "probe_adapters.frozen:FrozenAdapter"})
+    results = site / "results.json"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "cases", "-p", "no:cacheprovider", "-q",
+                           "--frameworks", "numpy,frozen", "--conformance-results", str(results)],
+                          cwd=ROOT, env=subprocess_env(site, TESTS), capture_output=True, text=True, timeout=600)
+    # 1: expectations failed on frozen, which is its behaviour; anything else is not
+    assert proc.returncode in (0, 1), proc.stdout[-5000:] + proc.stderr[-5000:]
+    data = json.loads(results.read_text())
+    vocabulary = Vocabulary(frameworks=[*registry.framework_names(), "frozen"])
+    cases = {c.id: c for path in sorted((ROOT / "cases").rglob("*.yaml")) for c in load_file(path, vocabulary).cases}
+    records: dict[str, dict[str, dict[str, Any]]] = {}
+    for record in data["results"]:
+        records.setdefault(record["framework"], {})[record["case"]] = record
+    return {"data": data, "cases": cases, "numpy": records["numpy"], "frozen": records["frozen"]}
+
+
+def test_the_adapter_declares_its_refusal_once() -> None:
+    adapter = FrozenAdapter()
+    assert not adapter.mutable
+    assert adapter.refused_mutation(ValueError("assignment destination is read-only"))
+    assert adapter.refused_mutation(ValueError("output array is read-only"))
+    assert not adapter.refused_mutation(ValueError("operands could not be broadcast together"))
+    assert not adapter.refused_mutation(TypeError("assignment destination is read-only"))
+    assert adapter.refused_mutation(MutationRefused("any adapter may refuse by itself"))
+
+
+def test_every_corpus_item_gets_a_verdict(corpus_run: dict[str, Any]) -> None:
+    frozen, numpy = corpus_run["frozen"], corpus_run["numpy"]
+    assert set(frozen) == set(numpy) == set(corpus_run["cases"])  # the whole corpus, once each
+    assert corpus_run["data"]["environment"]["frameworks"]["frozen"] == {"version": "0.1", "devices": ["cpu"]}
+    outcomes = {r["outcome"] for r in frozen.values()}
+    assert "error" not in outcomes, [r["case"] for r in frozen.values() if r["outcome"] == "error"]
+    assert outcomes <= {"pass", "fail", "not_applicable", "skipped"}  # frozen has no override anywhere
+    for case_id, record in frozen.items():  # what did not run, did not run on NumPy either, for the same reason
+        twin = numpy[case_id]
+        if record["outcome"] not in RAN:
+            assert twin["outcome"] == record["outcome"], case_id
+            assert record["reason"] in (twin["reason"], twin["reason"].replace("numpy has no", "frozen has no")), case_id
+
+
+def test_every_mutation_is_the_frameworks_refusal(corpus_run: dict[str, Any]) -> None:
+    """Each mutation step a frozen item reaches is refused (kind ``immutable``), unless NumPy
+    did the very same there (a write into something that is not a frozen array: a NumPy
+    scalar, another framework's tensor); and only mutation steps are refused."""
+    refused = reached = 0
+    for case_id, record in corpus_run["frozen"].items():
+        if record["outcome"] not in RAN:
+            continue
+        twin = corpus_run["numpy"][case_id]["steps"]
+        for step, seen, numpy_seen in zip(corpus_run["cases"][case_id].flat_steps(), record["steps"], twin):
+            assert seen["number"] == step.number
+            refusal_seen = seen["status"] == "error" and seen["error"]["kind"] == IMMUTABLE
+            if not is_mutation(step):
+                assert not refusal_seen, (case_id, step.text)
+                continue
+            if seen["status"] == "not_run":
+                continue
+            reached += 1
+            refused += refusal_seen
+            assert refusal_seen or seen == numpy_seen, (case_id, step.text, seen)
+            if refusal_seen:
+                assert seen["error"]["type"] == "ValueError" and "read-only" in seen["error"]["message"]
+    assert reached > 100 and refused >= reached - 5, (reached, refused)
+
+
+def test_up_to_the_refusal_frozen_behaves_as_numpy(corpus_run: dict[str, Any]) -> None:
+    """Nothing but the refusal differs: the steps before it ran as on NumPy, and an item with
+    no refusal ran and observed exactly as on NumPy (where both observed the same thing:
+    NumPy's overrides change what its items observe)."""
+    for case_id, record in corpus_run["frozen"].items():
+        if record["outcome"] not in RAN:
+            continue
+        twin = corpus_run["numpy"][case_id]
+        stop = refused_at(record)
+        if stop is None:
+            assert record["steps"] == twin["steps"], case_id
+            assert record["behaviour"]["error"] == twin["behaviour"]["error"], case_id
+            assert record["behaviour"]["warnings"] == twin["behaviour"]["warnings"], case_id
+            common = set(record["observed"]) & set(twin["observed"])
+            assert {k: record["observed"][k] for k in common} == {k: twin["observed"][k] for k in common}, case_id
+        else:
+            assert record["steps"][:stop - 1] == twin["steps"][:stop - 1], case_id
+            assert record["behaviour"]["error"] == {
+                "at": stop, "kind": IMMUTABLE, "type": "ValueError", "message": record["steps"][stop - 1]["error"]["message"]}
+
+
+def test_failures_are_the_frameworks_behaviour(corpus_run: dict[str, Any]) -> None:
+    """Every item that fails on frozen either met the refusal, or fails the shared
+    expectation where NumPy passes only under its own override (frozen has none)."""
+    for case_id, record in corpus_run["frozen"].items():
+        if record["outcome"] != FAIL:
+            continue
+        assert refused_at(record) is not None or corpus_run["numpy"][case_id]["outcome"] == "known_divergence", (
+            case_id, record["reason"])
+
+
+# ---- the engine side, one case at a time
+
+CASES = """\
+cases:
+  - id: inplace.setitem.refused
+    title: item assignment into an immutable array
+    given:
+      x: {data: [1.0, 2.0]}
+    steps:
+      - y = x + 1.0
+      - y[0] = 5.0
+      - z = y * 2.0
+    expect:
+      values: {y: [2.0, 3.0], x: [1.0, 2.0]}
+      error: {at: 2, kind: immutable}
+  - id: inplace.iadd.item
+    title: augmented assignment on an item reads, adds, and is refused when it stores back
+    given:
+      x: {data: [1.0, 2.0]}
+    steps:
+      - x[0] += 1.0
+    expect:
+      error: {at: 1, kind: immutable}
+  - id: inplace.iadd.name
+    title: augmented assignment on a name of an immutable array binds a new one (Python's fallback)
+    given:
+      x: {data: [1.0, 2.0]}
+    steps:
+      - x0 = x
+      - x += 1.0
+    expect:
+      values: {x: [2.0, 3.0], x0: [1.0, 2.0]}
+      same_object: {x & x0: false}
+"""
+
+
+class RefusingAdapter(FakeAdapter):
+    """FakeAdapter (NumPy arrays) refusing by itself: every item and attribute assignment of
+    its table raises MutationRefused before NumPy is asked; augmented assignment on a name
+    keeps Python's semantics for a type without in-place operators and binds a new array."""
+
+    name = "refusing"
+    immutable = Immutability(refuse="refusing's arrays are immutable")
+
+    def operations(self) -> dict[str, Any]:
+        import operator
+
+        return {**super().operations(), "op:iadd": operator.add, "setattr:flag": lambda x, v: None}
+
+
+def _load(adapter: Any) -> dict[str, Any]:
+    vocabulary = Vocabulary(frameworks=[*registry.BUILTIN, adapter.name], operations=set(adapter.ops))
+    loaded = load_text(CASES, "t.yaml", vocabulary)
+    assert not loaded.errors, loaded.errors[0][1].render()
+    return {case.id: case for case in loaded.cases}
+
+
+def test_immutable_is_a_neutral_error_kind() -> None:
+    assert IMMUTABLE in ERROR_KINDS and list(ERROR_KINDS)[-1] == "other"
+
+
+@pytest.mark.parametrize("adapter", [FrozenAdapter(), RefusingAdapter()], ids=["raises", "refuses"])
+def test_a_refused_mutation_is_the_steps_error(adapter: Any) -> None:
+    cases = _load(adapter)
+    outcome = run(cases["inplace.setitem.refused"], adapter)
+    assert outcome.verdict == PASS, outcome.mismatches
+    assert [s.status for s in outcome.steps] == ["ok", "error", "not_run"]
+    error = outcome.steps[1].error
+    assert error is not None and error.kind == IMMUTABLE
+    if isinstance(adapter, RefusingAdapter):
+        assert (error.type, error.message) == ("conformance.adapters.base.MutationRefused",
+                                               "refusing's arrays are immutable")
+    else:
+        assert (error.type, error.message) == ("ValueError", "assignment destination is read-only")
+    item = run(cases["inplace.iadd.item"], adapter)
+    assert item.verdict == PASS, item.mismatches
+    name = run(cases["inplace.iadd.name"], adapter)
+    if isinstance(adapter, RefusingAdapter):  # op:iadd is Python's fallback: a new array, bound to x
+        assert name.verdict == PASS, name.mismatches
+    else:  # NumPy's in-place operator writes, and the frozen array refuses
+        assert name.verdict == FAIL and name.steps[1].error.kind == IMMUTABLE
+
+
+def test_refusing_by_itself_replaces_the_assignments_of_the_table() -> None:
+    adapter = RefusingAdapter()
+    with pytest.raises(MutationRefused, match="refusing's arrays are immutable"):
+        adapter.ops["op:setitem"](None, 0, 1)
+    with pytest.raises(MutationRefused, match="refusing's arrays are immutable"):
+        adapter.ops["setattr:flag"](None, 1)
+    assert getattr(adapter.ops["op:setitem"], "refuses") == "refusing's arrays are immutable"
+    assert adapter.ops["op:getitem"] is FakeAdapter().ops["op:getitem"]  # reading is untouched
+    with pytest.raises(MutationRefused, match="^no$"):
+        refusal("no")()
+
+
+def test_a_mutable_framework_refuses_nothing() -> None:
+    adapter = registry.get_adapter("numpy")
+    assert adapter.mutable and adapter.immutable is None
+    assert not adapter.refused_mutation(ValueError("assignment destination is read-only"))
