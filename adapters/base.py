@@ -178,44 +178,6 @@ def _np_array(obj: Any, dtype: Any = None, copy: Any = True) -> Any:
 NUMPY_CONVERSIONS: Mapping[str, Operation] = {"fn:asarray": _np_asarray, "fn:array": _np_array}
 
 
-def _require(module: str) -> None:
-    if importlib.util.find_spec(module) is None:
-        raise NotApplicable(f"{module} is not installed, so nothing can be imported into it")
-
-
-def _numpy_from_dlpack(obj: Any) -> Any:
-    import numpy
-
-    return numpy.from_dlpack(obj)
-
-
-def _torch_from_dlpack(obj: Any) -> Any:
-    _require("torch")
-    import torch
-
-    return torch.from_dlpack(obj)
-
-
-def _paddle_from_dlpack(obj: Any) -> Any:
-    _require("paddle")
-    from conformance.adapters.paddle_adapter import _paddle  # quiet, cached import
-
-    return _paddle().from_dlpack(obj)
-
-
-# DLPack into each built-in framework, whatever the case holds: the same call in every
-# framework's cases, so that one case covers every pair (a torch tensor into Paddle in the
-# torch run, a Paddle tensor into torch in the Paddle run, ...). A result of another
-# framework is not an array to this adapter's probes: cases observe it through the source
-# (write through the result, check the source's values), except NumPy's, which every adapter
-# probes. Each framework's own fn:from_dlpack is in its table.
-DLPACK_CONVERSIONS: Mapping[str, Operation] = {
-    "fn:numpy_from_dlpack": _numpy_from_dlpack,
-    "fn:torch_from_dlpack": _torch_from_dlpack,
-    "fn:paddle_from_dlpack": _paddle_from_dlpack,
-}
-
-
 # Python's operators, as operations of the table like any other: a step's ``x + y`` is
 # ``op:add``, ``-x`` ``op:neg``, ``x > 0`` ``op:gt``, ``x[i]`` ``op:getitem``, ``x[i] = v``
 # ``op:setitem`` and ``x += y`` ``op:iadd`` (on an item: op:getitem, op:iadd, op:setitem). Every
@@ -334,6 +296,22 @@ class Adapter:
     module: ClassVar[str]  # importable name, checked with find_spec (no import)
     distribution: ClassVar[str]  # installed distribution, for its version without importing
     install_hint: ClassVar[str]
+    # what the framework is called in words ("PyTorch"); the name when not set
+    title: ClassVar[str | None] = None
+    # where its column goes in the reports: lower first, equal ranks (every adapter that
+    # sets none) by name
+    report_rank: ClassVar[int] = 1000
+    # capabilities, declared here and read by the registry (conformance.registry.Framework):
+    # whether the framework has autograd; the case devices it can run on at all (whether
+    # this installation can is device_unavailable()'s business); DLPack: whether its tensors
+    # can be handed to another framework's from_dlpack (export; the registry then puts
+    # fn:<other>_from_dlpack in this table), and whether its table's fn:from_dlpack takes
+    # another framework's (import; the registry then makes fn:<name>_from_dlpack for every
+    # exporter's table)
+    autograd: ClassVar[bool] = False
+    device_kinds: ClassVar[tuple[str, ...]] = ("cpu",)
+    dlpack_export: ClassVar[bool] = False
+    dlpack_import: ClassVar[bool] = False
     # None: the framework's arrays can be changed. A framework whose arrays are immutable
     # declares here, once, how it refuses a mutation (Immutability); the engine records the
     # refusal as the step's error of kind "immutable"
@@ -386,10 +364,10 @@ class Adapter:
         return None if device == "cpu" else f"{self.name}: device {device!r} is not supported"
 
     def devices(self) -> list[str]:
-        """The case devices this installation can run (call after :meth:`setup`); asked once
-        per process, since every results record carries them."""
+        """The case devices this installation can run, out of :attr:`device_kinds` (call
+        after :meth:`setup`); asked once per process, since every results record carries them."""
         if self._devices is None:
-            self._devices = [d for d in ("cpu", "cuda") if self.device_unavailable(d) is None]
+            self._devices = [d for d in self.device_kinds if self.device_unavailable(d) is None]
         return self._devices
 
     @contextlib.contextmanager
@@ -444,10 +422,15 @@ class Adapter:
         raise NotImplementedError
 
     def operation_table(self) -> dict[str, Operation]:
-        """The whole table (``self.ops``): Python's operators (PYTHON_OPERATORS), then
-        :meth:`operations`, whose entries win; for an immutable framework that refuses by
-        itself, its refusals."""
+        """The whole table (``self.ops``): Python's operators (PYTHON_OPERATORS), DLPack into
+        every framework that imports it when this one exports (built by the registry from
+        each adapter's declaration, importing nothing), then :meth:`operations`, whose
+        entries win; for an immutable framework that refuses by itself, its refusals."""
         ops: dict[str, Operation] = dict(PYTHON_OPERATORS)
+        if self.dlpack_export:
+            from conformance import registry  # lists adapter classes; imports no framework
+
+            ops.update(registry.dlpack_conversions())
         ops.update(self.operations())
         refuse = self.immutable.refuse if self.immutable is not None else None
         if refuse is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.adapters.base import (
-    DLPACK_CONVERSIONS, NUMPY_CONVERSIONS, NUMPY_ERRORS, Adapter, NotApplicable, Operation, absent,
+    NUMPY_CONVERSIONS, NUMPY_ERRORS, Adapter, NotApplicable, Operation, absent,
     attribute, dtype_named, is_device_name,
 )
 
@@ -86,6 +86,9 @@ class NumpyAdapter(Adapter):
     module = "numpy"
     distribution = "numpy"
     install_hint = "pip install numpy"
+    title = "NumPy"
+    report_rank = 30
+    dlpack_export = dlpack_import = True
     error_patterns = NUMPY_ERRORS
     unobservable = frozenset({"version_change", "grad", "requires_grad", "is_leaf"})
 
@@ -204,7 +207,6 @@ class NumpyAdapter(Adapter):
             "call": absent(_NO_LAYERS),
         }
         ops.update(NUMPY_CONVERSIONS)
-        ops.update(DLPACK_CONVERSIONS)
         for name in ("add_", "sub_", "mul_", "div_", "exp_", "zero_", "fill_", "normal_",
                      "uniform_", "clamp_", "relu_", "sigmoid_", "abs_", "neg_", "sqrt_", "copy_",
                      "scale_", "t_", "transpose_", "resize_", "unsqueeze_", "squeeze_",

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from conformance.adapters.base import (
-    DLPACK_CONVERSIONS, NUMPY_CONVERSIONS, Adapter, GlobalState, Layout, NotApplicable, Operation, absent,
+    NUMPY_CONVERSIONS, Adapter, GlobalState, Layout, NotApplicable, Operation, absent,
     attribute, attributes_state, dtype_named, is_device_name, passthrough,
 )
 
@@ -86,6 +86,11 @@ class PaddleAdapter(Adapter):
     module = "paddle"
     distribution = "paddlepaddle"
     install_hint = "pip install 'conformance[paddle]'"
+    title = "PaddlePaddle"
+    report_rank = 20
+    autograd = True
+    device_kinds = ("cpu", "cuda")
+    dlpack_export = dlpack_import = True
     error_patterns = {
         # "Leaf Var" from the _ ops, "Leaf Tensor" from __setitem__
         "inplace_on_leaf": (r"Leaf (Var|Tensor) .* that doesn't stop gradient can't use inplace strategy",),
@@ -247,7 +252,6 @@ class PaddleAdapter(Adapter):
             "fn:empty": lambda *s, dtype=None: paddle().empty(_shape(s), dtype=dtype_named(dtype, "float32")),
         })
         ops.update(NUMPY_CONVERSIONS)
-        ops.update(DLPACK_CONVERSIONS)
         return ops
 
     # ---- probes

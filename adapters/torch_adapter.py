@@ -9,7 +9,7 @@ import warnings
 from typing import Any
 
 from conformance.adapters.base import (
-    DLPACK_CONVERSIONS, NUMPY_CONVERSIONS, Adapter, GlobalState, Layout, Operation, absent, attribute,
+    NUMPY_CONVERSIONS, Adapter, GlobalState, Layout, Operation, absent, attribute,
     attributes_state, dtype_named, is_device_name, passthrough,
 )
 from conformance.model import DTYPES
@@ -69,6 +69,11 @@ class TorchAdapter(Adapter):
     module = "torch"
     distribution = "torch"
     install_hint = "pip install 'conformance[torch]'"
+    title = "PyTorch"
+    report_rank = 10
+    autograd = True
+    device_kinds = ("cpu", "cuda")
+    dlpack_export = dlpack_import = True
     error_patterns = {
         "inplace_on_leaf": (r"leaf Variable that requires grad is being used in an in-place",),
         "modified_saved_tensor": (r"modified by an inplace operation",),
@@ -208,7 +213,6 @@ class TorchAdapter(Adapter):
             "fn:empty": lambda *s, dtype=None: torch().empty(*s, dtype=_dtype(dtype or "float32")),
         })
         ops.update(NUMPY_CONVERSIONS)
-        ops.update(DLPACK_CONVERSIONS)
         return ops
 
     # ---- probes

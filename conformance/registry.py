@@ -1,25 +1,40 @@
-"""Which adapters exist: the built-in three plus any registered by other packages
-through the ``conformance.adapters`` entry point group (``name = "module:Class"``).
+"""Which frameworks exist: the built-in ones plus any registered by other packages
+through the ``conformance.adapters`` entry point group (``name = "module:Class"``), and
+what each one is (its :class:`Framework`: title, report order, capabilities), read from
+its adapter's class attributes.
 
-Listing adapters and their operation tables imports no framework.
+A framework is one adapter module plus one registration: everything else the suite knows
+of it (the pytest items, the results, the reports' columns and their order, the case
+schema's framework keys, the DLPack operations into it) comes from here. Listing adapters
+and their operation tables imports no framework.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib
+import importlib.util
+import json
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import entry_points
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 from conformance import claims
 from conformance.load.reader import Vocabulary
 
+# the one registration of a built-in framework
 BUILTIN = {
     "numpy": "conformance.adapters.numpy_adapter:NumpyAdapter",
     "torch": "conformance.adapters.torch_adapter:TorchAdapter",
     "paddle": "conformance.adapters.paddle_adapter:PaddleAdapter",
 }
 ENTRY_POINT_GROUP = "conformance.adapters"
+CASE_SCHEMA_FILE = Path(__file__).resolve().parent / "data" / "case.schema.json"
+# where a framework that is not registered here (a results file from elsewhere) goes in the
+# reports: with the adapters that set no rank, by name
+DEFAULT_REPORT_RANK = 1000
 
 
 def _load(spec: str) -> Any:
@@ -38,6 +53,98 @@ def adapter_specs() -> dict[str, str]:
 
 def framework_names() -> list[str]:
     return list(adapter_specs())
+
+
+@lru_cache(maxsize=None)
+def adapter_class(name: str) -> Any:
+    """The adapter class registered under ``name`` (its module imported, no framework), or
+    None when it cannot be loaded or calls itself by another name."""
+    try:
+        cls = _load(adapter_specs()[name])
+    except Exception:
+        return None
+    return cls if getattr(cls, "name", None) == name else None
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One registered framework, as its adapter's class declares it."""
+
+    name: str
+    title: str  # in words: "PyTorch"
+    spec: str  # "module:Class"
+    builtin: bool
+    report_rank: int
+    autograd: bool
+    mutable: bool
+    devices: tuple[str, ...]  # the case devices it can run on at all
+    dlpack_export: bool
+    dlpack_import: bool
+    loads: bool  # False: the adapter could not be loaded (its items skip, saying why)
+
+
+def framework(name: str) -> Framework:
+    cls = adapter_class(name)
+    spec = adapter_specs()[name]
+    if cls is None:
+        return Framework(name, name, spec, name in BUILTIN, DEFAULT_REPORT_RANK, False, True, (), False, False, False)
+    return Framework(name, cls.title or name, spec, name in BUILTIN, cls.report_rank, cls.autograd,
+                     cls.immutable is None, tuple(cls.device_kinds), cls.dlpack_export, cls.dlpack_import, True)
+
+
+def frameworks() -> list[Framework]:
+    """Every registered framework, in registration order (built-ins first)."""
+    return [framework(name) for name in framework_names()]
+
+
+def report_order(names: Any) -> list[str]:
+    """Framework names in the order of the reports' columns: by each adapter's
+    ``report_rank``, then by name; a name not registered here with the unranked ones."""
+    def rank(name: str) -> tuple[int, str]:
+        cls = adapter_class(name) if name in adapter_specs() else None
+        return (cls.report_rank if cls is not None else DEFAULT_REPORT_RANK, name)
+
+    return sorted(names, key=rank)
+
+
+def _require(module: str) -> None:
+    from conformance.adapters.base import NotApplicable
+
+    if importlib.util.find_spec(module) is None:
+        raise NotApplicable(f"{module} is not installed, so nothing can be imported into it")
+
+
+def _into(name: str, module: str) -> Callable[[Any], Any]:
+    def from_dlpack(obj: Any) -> Any:
+        from conformance.adapters.base import NotApplicable
+
+        _require(module)
+        into = get_adapter(name).ops.get("fn:from_dlpack")
+        if into is None:
+            raise NotApplicable(f"{name} declares DLPack import but has no fn:from_dlpack")
+        return into(obj)
+
+    from_dlpack.__name__ = f"{name}_from_dlpack"
+    return from_dlpack
+
+
+@lru_cache(maxsize=None)
+def dlpack_conversions() -> dict[str, Callable[[Any], Any]]:
+    """``fn:<name>_from_dlpack`` for every registered framework whose adapter declares
+    ``dlpack_import``: that framework's own ``fn:from_dlpack`` of whatever the case holds,
+    the same call in every framework's cases, so that one case covers every pair (a torch
+    tensor into Paddle in the torch run, a Paddle tensor into torch in the Paddle run, ...).
+    Every adapter that declares ``dlpack_export`` gets them in its table. Building them
+    imports adapter modules only; calling one imports its framework (and is *not
+    applicable* where that is not installed). A result of another framework is not an
+    array to this adapter's probes: cases observe it through the source (write through the
+    result, check the source's values), except NumPy's, which every adapter probes."""
+    conversions = {}
+    for name in framework_names():
+        cls = adapter_class(name)
+        if cls is not None and cls.dlpack_import:
+            conversions[f"fn:{name}_from_dlpack"] = _into(name, cls.module)
+    return conversions
 
 
 @lru_cache(maxsize=None)
@@ -65,6 +172,7 @@ class BrokenAdapter:
 
     loaded = False
     unobservable: frozenset[str] = frozenset()
+    mutable = True
 
     def __init__(self, name: str, reason: str) -> None:
         self.name = name
@@ -96,3 +204,32 @@ def vocabulary() -> Vocabulary:
         strings |= getattr(get_adapter(name), "case_strings", frozenset())
     return Vocabulary(frameworks=framework_names(), operations=known_operations(), claims=claims.claim_ids(),
                       strings=frozenset(strings))
+
+
+def case_schema() -> dict[str, Any]:
+    """The JSON Schema of a case file for the registered frameworks (``conformance schema``).
+
+    The shipped file (conformance/data/case.schema.json, for editors) keys two mappings by
+    framework name, an override per framework and an error's detail per framework, and
+    lists the built-in frameworks there, in :data:`BUILTIN`'s order (tests/test_case_schema.py
+    checks it). Here each such mapping lists every registered framework instead, each with
+    the built-ins' definition, so that a framework registered through the entry point is
+    valid in a case file without touching the file."""
+    schema = json.loads(CASE_SCHEMA_FILE.read_text(encoding="utf-8"))
+    names, builtin = framework_names(), list(BUILTIN)
+
+    def visit(node: Any) -> None:
+        if isinstance(node, dict):
+            properties = node.get("properties")
+            if isinstance(properties, dict) and all(n in properties for n in builtin):
+                definition = properties[builtin[0]]
+                others = {k: v for k, v in properties.items() if k not in builtin}
+                node["properties"] = {**others, **{n: copy.deepcopy(definition) for n in names}}
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    visit(schema)
+    return schema

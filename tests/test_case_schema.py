@@ -47,10 +47,12 @@ def schema() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def validator(schema: dict[str, Any]) -> Any:
+def validator() -> Any:
     cls = jsonschema.Draft202012Validator
     # FORMAT_CHECKER makes 'format: regex' an assertion (re.compile), as the loader checks.
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    # The schema for the registered frameworks: the shipped file where only the built-ins are
+    # (test_schema_names_the_builtin_frameworks_of_the_registry).
+    return cls(registry.case_schema(), format_checker=cls.FORMAT_CHECKER)
 
 
 @pytest.fixture(scope="module")
@@ -227,6 +229,19 @@ def test_override_keys(schema: dict[str, Any]) -> None:
 def test_frameworks_are_the_builtin_adapters() -> None:
     # The schema names the built-in frameworks; the loader's default vocabulary is the same.
     assert tuple(BUILTIN_FRAMEWORKS) == tuple(loader.Vocabulary().frameworks)
+
+
+def test_schema_names_the_builtin_frameworks_of_the_registry(schema: dict[str, Any]) -> None:
+    # every mapping keyed by framework name lists the registry's built-ins, in its order,
+    # each with the same definition; registry.case_schema() puts the registered frameworks
+    # there (test_registry.py, test_extra_adapter.py)
+    keyed = [schema["$defs"]["case"]["properties"]["frameworks"]["properties"], schema["$defs"]["error"]["properties"]]
+    for properties in keyed:
+        assert [k for k in properties if k in BUILTIN_FRAMEWORKS] == BUILTIN_FRAMEWORKS, (
+            "list every built-in framework (registry.BUILTIN), in its order, in this mapping of "
+            "conformance/data/case.schema.json")
+        assert len({json.dumps(properties[name]) for name in BUILTIN_FRAMEWORKS}) == 1
+    assert registry.case_schema() == schema
 
 
 def test_modeline_path_from_a_case_file_reaches_the_schema() -> None:

@@ -40,7 +40,7 @@ cases:
     expect: {values: {y: [1.0, 2.0]}}
 """
 BAD = GOOD.replace("y = x.clone()", "y = x.__class__")
-VOCABULARY = Vocabulary(frameworks=("numpy", "torch", "paddle"))
+VOCABULARY = Vocabulary(frameworks=tuple(registry.BUILTIN))
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from conformance import registry
 from conformance.run.engine import FAIL, NOT_APPLICABLE, PASS, SKIPPED, run
 from conformance.load.reader import Vocabulary, load_file, load_text
 from entry_points import register, subprocess_env
@@ -30,8 +31,8 @@ ROOT = TESTS.parent
 CASE_FILES = [ROOT / "cases" / "views" / "basic.yaml",
               ROOT / "cases" / "interop" / "numpy_bridge.yaml",
               ROOT / "cases" / "copies" / "selection.yaml"]
-BUILTIN = ["numpy", "torch", "paddle"]
-HEAVY = ("torch", "paddle")
+BUILTIN = list(registry.BUILTIN)
+HEAVY = tuple(name for name in BUILTIN if name != "numpy")  # numpy is imported by the suite itself
 FRAMEWORK_MODULE = "extra_adapter.tinytensor"
 
 
@@ -92,6 +93,52 @@ def test_entry_point_registers_the_adapter(registered: dict[str, str]) -> None:
     assert rows["x.t()"][column] == "—"  # not in its table at all
     # listing adapters and their tables imported no framework, not even tinytensor
     assert info["imported"] == []
+
+
+def test_one_module_and_one_registration_reach_everywhere(registered: dict[str, str], tmp_path: Path) -> None:
+    """The entry point alone (no other file of the suite changed) puts ``minimal`` in the run,
+    the results file, both reports (its column placed by its ``report_rank``), the listing of
+    frameworks with its title and capabilities, and the case schema."""
+    results, reports = tmp_path / "results.json", tmp_path / "reports"
+    proc = run_python(["-m", "conformance", "run", str(CASE_FILES[0]), "--frameworks", "numpy,minimal",
+                       "--results", str(results), "--reports", str(reports), "-p", "no:cacheprovider"], registered)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(results.read_text())
+    assert data["environment"]["frameworks"]["minimal"] == {"version": "0.1", "devices": ["cpu"]}
+    assert {r["framework"] for r in data["results"]} == {"numpy", "minimal"}
+    # the reports: a column after torch and Paddle, before NumPy, in both
+    order = ["torch", "paddle", "minimal", "numpy"]
+    markdown = (reports / "behaviour.md").read_text()
+    assert "| case | " + " | ".join(order) + " |" in markdown
+    assert "minimal 0.1" in markdown
+    html = (reports / "behaviour.html").read_text()
+    assert "".join(f"<th data-fw='{fw}'>{fw}</th>" for fw in order) in html
+    assert "minimal 0.1" in html
+
+    listing = run_python(["-m", "conformance", "frameworks"], registered)
+    assert listing.returncode == 0, listing.stderr
+    row = next(line for line in listing.stdout.splitlines() if line.startswith("| minimal |"))
+    assert [c.strip() for c in row.split("|")[1:-1]] == [
+        "minimal", "tinytensor", "0.1", "entry point (extra_adapter.minimal:MinimalAdapter)", "no", "yes", "cpu",
+        "no", "no"]
+
+    schema = run_python(["-m", "conformance", "schema"], registered)
+    assert schema.returncode == 0, schema.stderr
+    check_schema(json.loads(schema.stdout))
+
+
+def check_schema(schema: dict[str, Any]) -> None:
+    """The case schema of a process where minimal is registered accepts an override and an
+    error detail for it, as it does for a built-in, and still refuses an unknown name."""
+    jsonschema = pytest.importorskip("jsonschema")
+    validator = jsonschema.Draft202012Validator(schema)
+    case = {"id": "views.view.on_minimal", "title": "t", "given": {"x": {"data": [1.0]}}, "steps": ["y = x.view(1)"],
+            "expect": {"error": {"at": 1, "kind": "other", "minimal": {"type": "ValueError"}}}}
+    assert list(validator.iter_errors({"cases": [case]})) == []
+    for name, valid in (("minimal", True), ("numpy", True), ("ghost", False)):
+        overridden = dict(case, frameworks={name: {"reason": "r", "not_applicable": "n/a"}})
+        assert (list(validator.iter_errors({"cases": [overridden]})) == []) is valid, name
+    assert list(schema["$defs"]["case"]["properties"]["frameworks"]["properties"]) == [*BUILTIN, "minimal"]
 
 
 def test_without_the_distribution_nothing_is_registered() -> None:

@@ -28,7 +28,7 @@ from conformance.load.reader import load_text
 from conformance.adapters.numpy_adapter import NumpyAdapter
 from conformance.model import Case
 
-FRAMEWORKS = ["numpy", "torch", "paddle"]
+FRAMEWORKS = list(registry.BUILTIN)
 
 
 def case(steps: list[str], expect: str, given: str = "{x: [1.0, 2.0]}") -> Case:

@@ -8,13 +8,14 @@ import textwrap
 
 import pytest
 
+from conformance import registry
 from conformance.load.reader import Vocabulary, load_text
 from conformance.adapters.base import numpy_input
 from conformance.model import Case, Generated
 from conformance.ir import NameTarget, Op
 
 VOCAB = Vocabulary(
-    frameworks=("numpy", "torch", "paddle"),
+    frameworks=tuple(registry.BUILTIN),
     operations={"method:add_", "method:view", "method:clone", "fn:relu", "attr:T", "method:backward",
                 "method:sum", "block:no_grad", "setattr:requires_grad"},
     claims={"S3-03", "S2-01"},

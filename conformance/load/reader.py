@@ -45,13 +45,20 @@ DEVICES = ("cpu", "cuda")
 TENSOR_TYPES = ("tensor", "ndarray")
 
 
+def _registered_frameworks() -> tuple[str, ...]:
+    from conformance import registry  # which imports this module: asked when a Vocabulary is made
+
+    return tuple(registry.framework_names())
+
+
 @dataclass(frozen=True)
 class Vocabulary:
-    """What names are valid. ``operations=None`` skips the operation check. ``strings``: the
+    """What names are valid. ``frameworks``: by default the registered ones
+    (conformance.registry). ``operations=None`` skips the operation check. ``strings``: the
     strings a step may pass besides dtype and device names (those some adapter's operations
     take, e.g. a test adapter's state names)."""
 
-    frameworks: Collection[str] = ("numpy", "torch", "paddle")
+    frameworks: Collection[str] = field(default_factory=_registered_frameworks)
     operations: Collection[str] | None = None
     claims: Collection[str] | None = None
     strings: Collection[str] = ()

@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance import registry
 from conformance.report.results import (
     COPY, DISJOINT_VIEW, DISTINCT_OBJECT, ERROR, KNOWN_DIVERGENCE, OUTCOMES, SAME_OBJECT, VIEW,
 )
@@ -112,7 +113,7 @@ class Report:
 
 def build(results: dict[str, Any]) -> Report:
     cases: dict[str, dict[str, Any]] = results.get("cases", {})
-    frameworks = sorted(results["environment"]["frameworks"], key=_framework_order)
+    frameworks = registry.report_order(results["environment"]["frameworks"])
     by_case: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     invalid = []
     counts: dict[str, Counter] = {fw: Counter() for fw in frameworks}
@@ -155,12 +156,6 @@ def python_version(environment: dict[str, Any]) -> str:
     """major.minor only: the patch release does not change framework behaviour, and the
     committed report must not go stale because CI's patch release differs."""
     return ".".join(str(environment.get("python", "?")).split(".")[:2])
-
-
-def _framework_order(name: str) -> tuple[int, str]:
-    # the frameworks this suite started with first, in a fixed order; others alphabetically
-    order = ("torch", "paddle", "numpy")
-    return (order.index(name) if name in order else len(order), name)
 
 
 # ---- cells

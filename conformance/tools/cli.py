@@ -9,6 +9,8 @@
     conformance new FAMILY/NAME               scaffold cases/FAMILY/NAME.yaml
     conformance list                          list the cases (id, file:line, claims)
     conformance ops                           print the operation vocabulary (Markdown)
+    conformance frameworks                    the registered frameworks and their capabilities
+    conformance schema                        the case-file JSON Schema for the registered frameworks
 """
 
 from __future__ import annotations
@@ -315,6 +317,32 @@ def cmd_ops(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def cmd_frameworks(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance import registry
+
+    def yes(flag: bool) -> str:
+        return "yes" if flag else "no"
+
+    print("| framework | title | version | registered | autograd | mutable | devices | DLPack export | DLPack import |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for fw in registry.frameworks():
+        version = registry.get_adapter(fw.name).version() or "not installed"
+        where = "built-in" if fw.builtin else f"entry point ({fw.spec})"
+        if not fw.loads:
+            where += ": cannot be loaded"
+        print(for_terminal(f"| {fw.name} | {fw.title} | {version} | {where} | {yes(fw.autograd)} | {yes(fw.mutable)} | "
+                           f"{', '.join(fw.devices) or '-'} | {yes(fw.dlpack_export)} | {yes(fw.dlpack_import)} |",
+                           multiline=False))
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance import registry
+
+    sys.stdout.write(json.dumps(registry.case_schema(), indent=2, ensure_ascii=False) + "\n")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from conformance.run.sandbox import DEFAULT_TIMEOUT_S  # the item timeout; the module imports no framework
 
@@ -363,6 +391,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     lst.set_defaults(func=cmd_list)
     ops = sub.add_parser("ops", help="print the operation vocabulary (docs/operations.md)")
     ops.set_defaults(func=cmd_ops)
+    fws = sub.add_parser("frameworks", help="list the registered frameworks: title, version, capabilities")
+    fws.set_defaults(func=cmd_frameworks)
+    schema = sub.add_parser("schema", help="print the case-file JSON Schema for the registered frameworks "
+                                           "(the shipped one names the built-ins only)")
+    schema.set_defaults(func=cmd_schema)
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "run":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")

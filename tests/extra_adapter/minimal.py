@@ -36,6 +36,14 @@ class MinimalAdapter(Adapter):
     module = "extra_adapter.tinytensor"  # checked with find_spec, not imported
     distribution = "minimal-adapter"  # its version comes from this distribution's metadata
     install_hint = "put tests/ and a minimal_adapter dist-info on PYTHONPATH (tests/test_extra_adapter.py)"
+    title = "tinytensor"  # the framework, in words
+    report_rank = 25  # its column in the reports: after torch (10) and Paddle (20), before NumPy (30)
+    # capabilities (the base's defaults, written out): no autograd, the CPU only, no DLPack,
+    # mutable arrays
+    autograd = False
+    device_kinds = ("cpu",)
+    dlpack_export = dlpack_import = False
+    immutable = None
     unobservable = frozenset({"version_change", "grad", "requires_grad", "is_leaf"})
     error_patterns = NUMPY_ERRORS  # tinytensor raises NumPy's exceptions
 

@@ -47,6 +47,7 @@ def _freezing(op: Operation) -> Operation:
 
 class FrozenAdapter(NumpyAdapter):
     name = "frozen"
+    title = "NumPy, frozen"
     distribution = "frozen-adapter"
     # NumPy refusing to write into a read-only array, wherever a step meets it
     immutable = Immutability(raises=(r"^ValueError: .*read-only",))

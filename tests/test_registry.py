@@ -1,0 +1,122 @@
+"""A framework is one adapter module plus one registration: its title, its place in the
+reports, its capabilities and its DLPack operations come from the registry and the adapter's
+class attributes, and nothing else in the suite names a framework."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance import registry
+from conformance.adapters.base import Adapter
+from conformance.load.reader import DEVICES, Vocabulary
+from probe_adapters.frozen import FrozenAdapter
+
+ROOT = Path(__file__).resolve().parent.parent
+AUTOGRAD_PROPERTIES = {"grad", "requires_grad", "is_leaf"}
+
+
+def test_builtin_frameworks_are_declared_by_their_adapters() -> None:
+    declared = {fw.name: (fw.title, fw.builtin, fw.autograd, fw.mutable, fw.devices, fw.dlpack_export,
+                          fw.dlpack_import, fw.loads) for fw in registry.frameworks()}
+    assert declared == {
+        "numpy": ("NumPy", True, False, True, ("cpu",), True, True, True),
+        "torch": ("PyTorch", True, True, True, ("cpu", "cuda"), True, True, True),
+        "paddle": ("PaddlePaddle", True, True, True, ("cpu", "cuda"), True, True, True),
+    }
+    assert registry.framework_names() == list(registry.BUILTIN)
+
+
+def test_report_order_comes_from_the_adapters_ranks() -> None:
+    # the built-ins by rank; a name not registered here (a results file from elsewhere) after
+    # them, with every unranked adapter, by name
+    assert registry.report_order(["numpy", "zeta", "paddle", "alpha", "torch"]) == [
+        "torch", "paddle", "numpy", "alpha", "zeta"]
+
+
+@pytest.mark.parametrize("name", list(registry.BUILTIN))
+def test_declared_capabilities_agree_with_the_table(name: str) -> None:
+    adapter = registry.get_adapter(name)
+    fw = registry.framework(name)
+    if fw.autograd:
+        assert adapter.lacks("method:backward") is None
+        assert not AUTOGRAD_PROPERTIES & adapter.unobservable
+    else:
+        assert adapter.lacks("method:backward") is not None and adapter.lacks("block:no_grad") is not None
+        assert AUTOGRAD_PROPERTIES <= adapter.unobservable
+    assert set(fw.devices) <= set(DEVICES) and "cpu" in fw.devices
+    if fw.dlpack_import:
+        assert "fn:from_dlpack" in adapter.ops
+    assert fw.mutable == adapter.mutable
+
+
+def test_adapters_base_names_no_framework() -> None:
+    """base.py imports no adapter module, and no string in its code names a built-in
+    framework other than NumPy (the suite's own array library: inputs and probes)."""
+    tree = ast.parse((ROOT / "adapters" / "base.py").read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {str(node.module) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not [m for m in imported if m.startswith("conformance.adapters")], imported
+    code = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and "\n" not in node.value]  # docstrings and comments may mention frameworks
+    for name in registry.BUILTIN:
+        if name != "numpy":
+            assert not [s for s in code if name in s.lower()], name
+
+
+def test_dlpack_operations_are_built_from_declarations() -> None:
+    conversions = registry.dlpack_conversions()
+    assert list(conversions) == [f"fn:{name}_from_dlpack" for name in registry.BUILTIN]
+    for name in registry.BUILTIN:
+        assert set(conversions) <= set(registry.get_adapter(name).ops)
+    import numpy as np
+
+    array = np.arange(3.0)
+    assert np.shares_memory(conversions["fn:numpy_from_dlpack"](array), array)
+
+
+def test_a_registered_importer_gets_dlpack_into_it_in_every_exporters_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An adapter registered through the entry point that declares DLPack import (frozen,
+    NumPy's subclass) makes fn:frozen_from_dlpack, which every exporter's table then holds;
+    one that declares neither (minimal) gets none and gives none."""
+    specs = {**registry.BUILTIN, "frozen": "probe_adapters.frozen:FrozenAdapter",
+             "minimal": "extra_adapter.minimal:MinimalAdapter"}
+    for cached in (registry.adapter_specs, registry.adapter_class, registry.dlpack_conversions):
+        cached.cache_clear()
+    monkeypatch.setattr(registry, "adapter_specs", lambda: specs)
+    try:
+        from conformance.adapters.numpy_adapter import NumpyAdapter
+        from extra_adapter.minimal import MinimalAdapter
+
+        numpy_ops = NumpyAdapter().ops
+        assert "fn:frozen_from_dlpack" in numpy_ops and "fn:minimal_from_dlpack" not in numpy_ops
+        assert not [k for k in MinimalAdapter().ops if k.endswith("_from_dlpack")]
+        assert registry.framework("frozen").mutable is False
+        # frozen inherits NumPy's rank (30); equal ranks go by name
+        assert registry.report_order(["numpy", "frozen", "minimal"]) == ["minimal", "frozen", "numpy"]
+    finally:
+        for cached in (registry.adapter_class, registry.dlpack_conversions):
+            cached.cache_clear()
+
+
+def test_the_case_schema_is_generated_for_the_registered_frameworks(monkeypatch: pytest.MonkeyPatch) -> None:
+    shipped = json.loads(registry.CASE_SCHEMA_FILE.read_text(encoding="utf-8"))
+    assert registry.case_schema() == shipped  # the shipped file is what the built-ins give
+    monkeypatch.setattr(registry, "framework_names", lambda: [*registry.BUILTIN, "extra"])
+    schema = registry.case_schema()
+    assert list(schema["$defs"]["case"]["properties"]["frameworks"]["properties"]) == [*registry.BUILTIN, "extra"]
+    assert list(schema["$defs"]["error"]["properties"]) == ["at", "kind", *registry.BUILTIN, "extra"]
+    assert schema["$defs"]["error"]["properties"]["extra"] == shipped["$defs"]["error"]["properties"]["numpy"]
+
+
+def test_the_vocabulary_names_the_registered_frameworks() -> None:
+    assert tuple(Vocabulary().frameworks) == tuple(registry.framework_names())
+
+
+def test_an_adapter_class_is_an_adapter() -> None:
+    for name in registry.framework_names():
+        assert issubclass(registry.adapter_class(name), Adapter)
+    assert issubclass(FrozenAdapter, Adapter)
