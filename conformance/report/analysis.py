@@ -12,12 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance import registry
-from conformance.report.results import (
-    COPY, DISJOINT_VIEW, DISTINCT_OBJECT, ERROR, KNOWN_DIVERGENCE, OUTCOMES, SAME_OBJECT, VIEW,
-)
+from conformance.outcomes import ERROR, FAIL, KNOWN_DIVERGENCE, NOT_APPLICABLE, OUTCOMES, PASS, SKIPPED
+from conformance.report.results import COPY, DISJOINT_VIEW, DISTINCT_OBJECT, SAME_OBJECT, VIEW
 
-RAN = ("pass", KNOWN_DIVERGENCE, "fail")  # outcomes with an observed behaviour
-VERIFIED = ("pass", KNOWN_DIVERGENCE)  # ... that the case's expectations confirmed
+RAN = (PASS, KNOWN_DIVERGENCE, FAIL)  # outcomes with an observed behaviour
+VERIFIED = (PASS, KNOWN_DIVERGENCE)  # ... that the case's expectations confirmed
 
 CLASS_WORDS = {
     SAME_OBJECT: "same object", VIEW: "view", DISJOINT_VIEW: "same storage, no overlap",
@@ -28,8 +27,8 @@ CLASS_WORDS = {
 # their input unchanged, like contiguous() of a contiguous tensor).
 OPERATION_KIND = {SAME_OBJECT: "same object", VIEW: "view", DISJOINT_VIEW: "view", COPY: "copy",
                   DISTINCT_OBJECT: "new object"}
-OUTCOME_WORDS = {"pass": "pass", KNOWN_DIVERGENCE: "known divergence", "fail": "FAIL", ERROR: "ERROR",
-                 "not_applicable": "not applicable", "skipped": "skipped"}
+OUTCOME_WORDS = {PASS: "pass", KNOWN_DIVERGENCE: "known divergence", FAIL: "FAIL", ERROR: "ERROR",
+                 NOT_APPLICABLE: "not applicable", SKIPPED: "skipped"}
 CLAIM_VERDICTS = ("holds", "does not hold", "unsettled", "related only", "not applicable", "not run")
 
 
@@ -59,7 +58,7 @@ class Row:
 
     @property
     def failing(self) -> bool:
-        return any(c.outcome in ("fail", ERROR) for c in self.cells.values())
+        return any(c.outcome in (FAIL, ERROR) for c in self.cells.values())
 
 
 @dataclass
@@ -220,7 +219,7 @@ def _why(info: dict[str, Any], cells: dict[str, Cell]) -> dict[str, str]:
     for fw, cell in cells.items():
         if cell.outcome == KNOWN_DIVERGENCE:
             why[fw] = info.get("overrides", {}).get(fw, {}).get("reason", cell.reason)
-        elif cell.outcome in ("fail", ERROR) and cell.reason:
+        elif cell.outcome in (FAIL, ERROR) and cell.reason:
             why[fw] = cell.reason
     return why
 
@@ -278,7 +277,7 @@ def _claims(claims: dict[str, str], rows: list[Row], frameworks: list[str]) -> l
                 stance = override.get("claims", {}).get(claim, row.info["claims"][claim])
                 if cell.outcome in VERIFIED:
                     stances[stance].append(row.case_id)
-                elif cell.outcome in ("fail", ERROR):
+                elif cell.outcome in (FAIL, ERROR):
                     stances["unsettled"].append(row.case_id)
                 else:
                     stances[cell.outcome].append(row.case_id)

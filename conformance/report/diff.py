@@ -12,9 +12,10 @@ from typing import Any
 
 from conformance.report.analysis import CLASS_WORDS, describe, normalised, signature
 from conformance.escaping import for_markdown, markdown_code
+from conformance.outcomes import ERROR, FAIL, KNOWN_DIVERGENCE, PASS
 
-GOOD = ("pass", "known_divergence")
-BAD = ("fail", "error")
+GOOD = (PASS, KNOWN_DIVERGENCE)
+BAD = (FAIL, ERROR)
 CHANGE_TITLES = {"new failure": "new failures", "new pass": "new passes", "outcome changed": "outcome changed",
                  "behaviour changed": "behaviour changed"}
 
@@ -75,9 +76,9 @@ def compare(old: dict[str, Any], new: dict[str, Any]) -> Diff:
 
 
 def _words(record: dict[str, Any]) -> str:
-    if record["outcome"] in ("pass", "known_divergence"):
+    if record["outcome"] in GOOD:
         return describe(record["behaviour"])[1]
-    if record["outcome"] == "fail":
+    if record["outcome"] == FAIL:
         return f"{describe(record['behaviour'])[1]} (fail: {record.get('reason', '')})"
     return f"{record['outcome']}: {record.get('reason', '')}"
 

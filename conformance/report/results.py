@@ -15,7 +15,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
-from conformance.run.engine import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED, Outcome
+from conformance.outcomes import FAIL, KNOWN_DIVERGENCE, PASS
+# re-exported: the plugin and the renderers take these from here
+from conformance.outcomes import ERROR as ERROR, OUTCOMES as OUTCOMES, SKIPPED as SKIPPED
+from conformance.run.engine import Outcome
 from conformance.model import Case
 from conformance.report.outputs import file_mode
 from conformance.ir import productions
@@ -24,12 +27,6 @@ RESULTS_FORMAT_VERSION = 2
 RECORD_KEY = "conformance"
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "data" / "results.schema.json"
 
-# Item outcomes. known_divergence: passed under a per-framework override (the framework
-# behaves differently from the shared expectation, for the reason the case gives).
-# error: the item could not produce a verdict (invalid case file, a crash, a timeout).
-# skipped: this environment cannot run it (framework not installed, no GPU).
-KNOWN_DIVERGENCE = "known_divergence"
-OUTCOMES = (PASS, KNOWN_DIVERGENCE, FAIL, ERROR, NOT_APPLICABLE, SKIPPED)
 REASON_LIMIT = 300
 
 # Aliasing classes of a pair of names, from the relations observed between them.

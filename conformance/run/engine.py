@@ -18,6 +18,7 @@ from conformance import limits
 from conformance.adapters.base import OPERATOR_SYMBOLS, NotApplicable
 from conformance.limits import LimitExceeded
 from conformance.model import Case, Expect, Location
+from conformance.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED
 from conformance.ir import (
     AttrTarget, Const, Expr, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step,
 )
@@ -25,11 +26,6 @@ from conformance.ir import (
 # the error kind of a mutation the framework refused (its arrays are immutable), whatever
 # its exception's type: what the adapter's Immutability declaration recognises
 IMMUTABLE = "immutable"
-
-PASS, FAIL, NOT_APPLICABLE, SKIPPED = "pass", "fail", "not_applicable", "skipped"
-# the item has no verdict: the case broke one of the suite's limits while it ran
-# (conformance.limits), or the framework process it ran in was lost (conformance.run.sandbox)
-ERROR = "error"
 
 
 @dataclass

@@ -17,7 +17,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from conformance.run.engine import ERROR, NOT_APPLICABLE, SKIPPED, run
+from conformance.outcomes import ERROR, NOT_APPLICABLE, SKIPPED
+from conformance.run.engine import run
 from conformance.model import Case, Expect
 from conformance.run.sandbox import FrameworkUnavailable, Sandbox, SandboxError
 from conformance.ir import names_bound, productions
