@@ -46,7 +46,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conformance import registry
+from conformance import kinds, registry
 from conformance.run.engine import PASS, not_applicable, run
 from conformance.load.reader import load_file
 from conformance.model import Case
@@ -121,7 +121,7 @@ class Writer:
     def __init__(self, case: Case, adapter: Any) -> None:
         self.case, self.adapter, self.expect = case, adapter, case.expect_for(adapter.name)
         self.lines: list[str] = []
-        self.versions = set(self.expect.properties.get("version_change", {}))
+        self.versions = {name for (name,) in self.expect.checks.get("version_change", {})}
         self.seen: set[str] = set()
 
     def emit(self, text: str, indent: int) -> None:
@@ -135,7 +135,7 @@ class Writer:
 
     def steps(self, steps: tuple[Step, ...], indent: int) -> bool:
         """Emit the steps; False once the expected error was raised (the rest do not run)."""
-        error, warning = self.expect.error, self.expect.warning
+        error, warning = self.expect.checks.get("error"), self.expect.checks.get("warning")
         for step in steps:
             if step.kind == "block":
                 self.emit(f"with OPS['block:{step.block}']():", indent)
@@ -163,10 +163,11 @@ class Writer:
 
     def checks(self) -> None:
         unobservable = self.adapter.unobservable
-        for prop, entries in self.expect.properties.items():
-            if prop in unobservable:
+        checks = self.expect.checks
+        for prop, entries in checks.items():
+            if prop in unobservable or kinds.get(prop).arity != 1:
                 continue
-            for name, expected in entries.items():
+            for (name,), expected in entries.items():
                 e = literal(expected)
                 check = {
                     "values": f"assert values_match(ADAPTER.to_numpy({name}), {e})",
@@ -179,7 +180,9 @@ class Writer:
                     "version_change": f"assert ADAPTER.version_of({name}) - v_{name} == {e}",
                 }[prop]
                 self.emit(check, 1)
-        for relation, pairs in self.expect.relations.items():
+        for relation, pairs in checks.items():
+            if kinds.get(relation).arity != 2:
+                continue
             for (a, b), expected in pairs.items():
                 self.emit({
                     "same_object": f"assert ({a} is {b}) == {expected}",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from conformance import ir
 from conformance.ir import Step, operations_of
@@ -33,11 +33,9 @@ ERROR_KINDS: Mapping[str, str] = {
     "other": "any other exception",
 }
 
-RELATIONS = ("shares_memory", "same_storage", "same_object")
 # What a case says about a claim it lists: the behaviour it expects is what the claim says
 # (holds), contradicts it (does_not_hold), or bounds it without deciding it (related).
 CLAIM_STANCES = ("holds", "does_not_hold", "related")
-TENSOR_PROPERTIES = ("values", "dtype", "shape", "grad", "requires_grad", "is_leaf", "version_change")
 DTYPES = (
     "bool", "uint8", "int8", "int16", "int32", "int64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
@@ -77,67 +75,56 @@ class TensorSpec:
 # --------------------------------------------------------------------------- expectations
 
 
-@dataclass(frozen=True)
-class ErrorDetail:
-    """Per-framework detail of an expected error: exception type name and message regex."""
+class ResultKey(NamedTuple):
+    """What one expectation is about, and the key its observation is recorded under: an
+    assertion kind (``conformance.kinds``) and the names it is about, ``("y", "x")`` for a
+    relation, ``("y",)`` for a tensor property, ``()`` for the case as a whole (error,
+    warning). Its text form, ``shares_memory.y.x``, is the key of the results file's
+    ``observed``; :meth:`__str__` writes it and :meth:`parse` reads it, and nothing else
+    does either (names hold no dot)."""
 
-    type: str | None = None
-    match: str | None = None
-
-
-@dataclass(frozen=True)
-class ErrorExpectation:
-    at: int  # step number
     kind: str
-    details: Mapping[str, ErrorDetail] = field(default_factory=dict)
-    location: Location | None = None
+    names: tuple[str, ...] = ()
 
+    def __str__(self) -> str:
+        return ".".join((self.kind, *self.names))
 
-@dataclass(frozen=True)
-class WarningExpectation:
-    at: int
-    match: str
-    location: Location | None = None
+    @classmethod
+    def parse(cls, text: str) -> ResultKey:
+        kind, *names = text.split(".")
+        return cls(kind, tuple(names))
 
 
 @dataclass(frozen=True)
 class Expect:
-    """What must hold after the steps. ``relations`` maps a relation name to
-    ``{(a, b): bool}``; ``properties`` maps a property name to ``{tensor: value}``."""
+    """What must hold after the steps: ``checks`` maps an assertion kind's name to what the
+    case expects of it, in the order written. A kind about names (``values``,
+    ``shares_memory``, ...) holds ``{names: expected}`` (``("y",)``, ``("y", "x")``); a kind
+    about the case as a whole (``error``, ``warning``) holds its value, and is absent when
+    the case expects none (written ``null`` or not at all). The values are what the kind's
+    parser made (``conformance.kinds``)."""
 
-    relations: Mapping[str, Mapping[tuple[str, str], bool]] = field(default_factory=dict)
-    properties: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    error: ErrorExpectation | None = None
-    warning: WarningExpectation | None = None
-    # where each entry was written: ("values", "y") -> Location, ("error",) -> Location
-    locations: Mapping[tuple, Location] = field(default_factory=dict)
+    checks: Mapping[str, Any] = field(default_factory=dict)
+    # where each entry was written: ResultKey("values", ("y",)) -> Location, ResultKey("error") -> Location
+    locations: Mapping[ResultKey, Location] = field(default_factory=dict)
 
     def merged(self, override: ExpectOverride) -> Expect:
-        relations = {k: dict(v) for k, v in self.relations.items()}
-        for rel, pairs in override.expect.relations.items():
-            relations.setdefault(rel, {}).update(pairs)
-        properties = {k: dict(v) for k, v in self.properties.items()}
-        for prop, entries in override.expect.properties.items():
-            properties.setdefault(prop, {}).update(entries)
-        locations = dict(self.locations)
-        locations.update(override.expect.locations)
-        error = self.error
-        if override.replaces_error:
-            error = override.expect.error
-        warning = self.warning
-        if override.replaces_warning:
-            warning = override.expect.warning
-        return replace(
-            self, relations=relations, properties=properties, error=error,
-            warning=warning, locations=locations,
-        )
+        """The override's entries win entry by entry; a kind it ``replaces`` is replaced
+        whole (and removed by ``null``)."""
+        checks = dict(self.checks)
+        for kind in override.replaces:
+            if kind not in override.expect.checks:
+                checks.pop(kind, None)
+        for kind, value in override.expect.checks.items():
+            checks[kind] = value if kind in override.replaces else {**checks.get(kind, {}), **value}
+        return replace(self, checks=checks, locations={**self.locations, **override.expect.locations})
 
 
 @dataclass(frozen=True)
 class ExpectOverride:
     expect: Expect
-    replaces_error: bool = False
-    replaces_warning: bool = False
+    # the kinds the override writes that replace the shared expectation whole (error, warning)
+    replaces: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -199,6 +186,6 @@ class Case:
 # when it reads one back (the case cache, the sandbox's messages).
 CASE_TYPES: tuple[type, ...] = (
     Case, TensorSpec, Generated, ir.Step, ir.Ref, ir.Const, ir.Seq, ir.SliceExpr, ir.Op, ir.PyOp, ir.NameTarget,
-    ir.ItemTarget, ir.AttrTarget, Expect, ErrorExpectation, ErrorDetail, WarningExpectation, ExpectOverride,
-    FrameworkOverride, Location, CaseFormatError,
+    ir.ItemTarget, ir.AttrTarget, Expect, ResultKey, ExpectOverride, FrameworkOverride, Location, CaseFormatError,
 )
+# (the classes of what each assertion kind parses are its own: conformance.kinds.VALUE_TYPES)

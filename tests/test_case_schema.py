@@ -18,13 +18,15 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from conformance import registry
+from conformance import kinds, registry
 
+from conformance.load import inputs, overrides, steplist
 from conformance.load import reader as loader
 
 from conformance.load import steps
 from conformance.load.reader import load_file
-from conformance.model import CLAIM_STANCES, DTYPES, ERROR_KINDS, RELATIONS, TENSOR_PROPERTIES
+from conformance.model import CLAIM_STANCES, DTYPES, ERROR_KINDS
+from conformance.tools import schema as schema_tool
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -131,8 +133,8 @@ def _keys(value: Any) -> Iterator[str]:
 def test_valid_fixtures_use_every_key_of_the_format() -> None:
     docs = [read_yaml(p) for p in VALID]
     used = {k for doc in docs for k in _keys(doc)}
-    keys = (set(loader.CASE_KEYS) | set(loader.TENSOR_KEYS) | set(loader.OVERRIDE_KEYS) | set(steps.BLOCKS)
-            | set(RELATIONS) | set(TENSOR_PROPERTIES) | {"error", "warning", "at", "kind", "type", "match"}
+    keys = (set(loader.CASE_KEYS) | set(inputs.TENSOR_KEYS) | set(overrides.OVERRIDE_KEYS) | set(steps.BLOCKS)
+            | set(kinds.names()) | {"at", "kind", "type", "match"}
             | set(BUILTIN_FRAMEWORKS))
     assert sorted(keys - used) == []
     devices = {case.get("device", "cpu") for doc in docs for case in doc["cases"]}
@@ -178,21 +180,21 @@ def test_case_keys_and_patterns(schema: dict[str, Any]) -> None:
     assert case["properties"]["id"]["pattern"] == loader.ID_PATTERN.pattern
     assert tuple(case["properties"]["device"]["enum"]) == loader.DEVICES
     assert case["properties"]["device"]["default"] == loader.DEVICES[0]
-    assert case["properties"]["given"]["propertyNames"]["pattern"] == loader.NAME_PATTERN.pattern
+    assert case["properties"]["given"]["propertyNames"]["pattern"] == inputs.NAME_PATTERN.pattern
     assert list(case["properties"]["frameworks"]["properties"]) == BUILTIN_FRAMEWORKS
 
 
 def test_claims(schema: dict[str, Any]) -> None:
     defs = schema["$defs"]
-    assert defs["claims"]["propertyNames"]["pattern"] == loader.CLAIM_PATTERN.pattern
+    assert defs["claims"]["propertyNames"]["pattern"] == overrides.CLAIM_PATTERN.pattern
     assert tuple(defs["stance"]["enum"]) == CLAIM_STANCES
 
 
 def test_tensor_spec(schema: dict[str, Any]) -> None:
     tensor = schema["$defs"]["tensorMapping"]
-    assert tuple(tensor["properties"]) == loader.TENSOR_KEYS
+    assert tuple(tensor["properties"]) == inputs.TENSOR_KEYS
     assert tensor["additionalProperties"] is False
-    assert tuple(tensor["properties"]["type"]["enum"]) == loader.TENSOR_TYPES
+    assert tuple(tensor["properties"]["type"]["enum"]) == inputs.TENSOR_TYPES
     assert tuple(schema["$defs"]["dtype"]["enum"]) == DTYPES
     complex_dtypes = [d for d in DTYPES if d.startswith("complex")]
     assert [c["then"]["properties"]["dtype"]["enum"] for c in tensor["allOf"]
@@ -203,16 +205,23 @@ def test_steps(schema: dict[str, Any]) -> None:
     defs = schema["$defs"]
     assert tuple(defs["block"]["properties"]) == steps.BLOCKS
     assert defs["block"]["additionalProperties"] is False
-    assert defs["stepList"]["maxItems"] == loader.MAX_STEPS
+    assert defs["stepList"]["maxItems"] == steplist.MAX_STEPS
     assert defs["statement"]["maxLength"] == steps.MAX_STEP_CHARS
+
+
+def test_the_expect_part_is_the_kinds_schema() -> None:
+    # $defs/expectation's properties and the $defs the kinds use are generated from the
+    # assertion kinds (python -m conformance.tools.schema): the file says what they say
+    assert schema_tool.stale(SCHEMA_FILE.read_text(encoding="utf-8")) == []
 
 
 def test_expectation_keys(schema: dict[str, Any]) -> None:
     expectation = schema["$defs"]["expectation"]
-    assert tuple(expectation["properties"]) == RELATIONS + TENSOR_PROPERTIES + ("error", "warning")
+    assert tuple(expectation["properties"]) == kinds.names()
     assert expectation["additionalProperties"] is False
-    for relation in RELATIONS:
-        assert expectation["properties"][relation]["$ref"] == "#/$defs/pairs"
+    for kind in kinds.KINDS:
+        if kind.arity == 2:
+            assert expectation["properties"][kind.name]["$ref"] == "#/$defs/pairs"
     assert tuple(schema["$defs"]["errorKind"]["enum"]) == tuple(ERROR_KINDS)
     error = schema["$defs"]["error"]
     assert list(error["properties"]) == ["at", "kind"] + BUILTIN_FRAMEWORKS
@@ -222,7 +231,7 @@ def test_expectation_keys(schema: dict[str, Any]) -> None:
 
 def test_override_keys(schema: dict[str, Any]) -> None:
     override = schema["$defs"]["override"]
-    assert tuple(override["properties"]) == loader.OVERRIDE_KEYS
+    assert tuple(override["properties"]) == overrides.OVERRIDE_KEYS
     assert override["additionalProperties"] is False
 
 

@@ -38,6 +38,7 @@ from conformance import codec, registry  # noqa: E402
 from conformance.load.cache import ENTRY_TYPES  # noqa: E402
 from conformance.codec import CodecError, Fields  # noqa: E402
 from conformance.load.reader import LoadResult, load_file  # noqa: E402
+from conformance import kinds  # noqa: E402
 from conformance.model import CASE_TYPES, CaseFormatError, Location  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -250,7 +251,7 @@ def test_every_load_result_of_the_corpus_and_fixtures_round_trips() -> None:
             assert back == result, path
         errors += len(result.errors)
         _classes_in(result, seen)
-    model = set(CASE_TYPES)
+    model = {*CASE_TYPES, *kinds.value_types()}  # the model's classes and what the kinds parse
     assert errors > 50 and sorted(c.__name__ for c in model - seen) == []  # every model class was met
 
 
@@ -380,7 +381,7 @@ json_values = st.recursive(
                                             inner, max_size=2)),
     max_leaves=30,
 )
-ALLOWED_TYPES = {LoadResult, *CASE_TYPES} | {
+ALLOWED_TYPES = {LoadResult, *CASE_TYPES, *kinds.value_types()} | {
     type(None), bool, int, float, complex, str, list, tuple, dict, type(Ellipsis)}
 
 

@@ -6,7 +6,7 @@ import textwrap
 
 from conformance.run.engine import FAIL, NOT_APPLICABLE, PASS, run
 from conformance.load.reader import Vocabulary, load_text
-from conformance.model import Case
+from conformance.model import Case, ResultKey
 from fake_adapter import FakeAdapter, LyingAdapter
 
 FRAMEWORKS = ("fake", "liar")
@@ -32,7 +32,7 @@ def test_inplace_method_passes_when_expectations_hold() -> None:
     c = case(["y = x.add_(1)"], "{same_object: {y & x: true}, values: {x: [2.0, 3.0, 4.0, 5.0]}, version_change: {x: 1}}")
     outcome = run(c, FakeAdapter())
     assert outcome.verdict == PASS, outcome.mismatches
-    assert outcome.observed["values.x"] == [2.0, 3.0, 4.0, 5.0]
+    assert outcome.observed[ResultKey("values", ("x",))] == [2.0, 3.0, 4.0, 5.0]
     assert [s.status for s in outcome.steps] == ["ok"]
 
 

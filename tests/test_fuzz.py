@@ -66,10 +66,13 @@ from conformance import registry  # noqa: E402
 
 from conformance.load import yamlsrc
 from conformance.tools.lint import RULES, lint_paths  # noqa: E402
-from conformance.load.reader import (  # noqa: E402
-    CASE_KEYS, MAX_ELEMENTS, MAX_STEPS, OVERRIDE_KEYS, TENSOR_KEYS, LoadResult, load_file, load_text,
-)
-from conformance.model import CLAIM_STANCES, DTYPES, ERROR_KINDS, RELATIONS, TENSOR_PROPERTIES, CaseFormatError  # noqa: E402
+from conformance import kinds  # noqa: E402
+from conformance.limits import MAX_ELEMENTS  # noqa: E402
+from conformance.load.inputs import TENSOR_KEYS  # noqa: E402
+from conformance.load.overrides import OVERRIDE_KEYS  # noqa: E402
+from conformance.load.reader import CASE_KEYS, LoadResult, load_file, load_text  # noqa: E402
+from conformance.load.steplist import MAX_STEPS  # noqa: E402
+from conformance.model import CLAIM_STANCES, DTYPES, ERROR_KINDS, CaseFormatError  # noqa: E402
 from conformance.ir import names_bound, names_read, operations_of, strings_of  # noqa: E402
 from conformance.load.steps import BLOCKS, MAX_STEP_CHARS, parse_step_uses  # noqa: E402
 from conformance.load.yamlsrc import YList, YMap, parse  # noqa: E402
@@ -427,7 +430,7 @@ def check_case(case: Any, file: str, bound: int) -> None:
             {r.name for r in names_read(step)}, operations_of(step), strings_of(step)), step.text
         defined.update(names_bound(step))
     for expect in [case.expect] + [o.expect.expect for o in case.overrides.values() if o.expect]:
-        for ref in (expect.error, expect.warning):
+        for ref in (expect.checks.get("error"), expect.checks.get("warning")):
             assert ref is None or 1 <= ref.at <= len(flat)
     assert set(case.overrides) <= set(VOCAB.frameworks)
     assert set(case.claims.values()) <= set(CLAIM_STANCES)
@@ -576,7 +579,7 @@ def choice(items: list) -> st.SearchStrategy[Any]:
 SPECIAL_FLOATS = [math.nan, math.inf, -math.inf, -0.0, 1e308, 5e-324]
 # 10**4000 still dumps (str() of an int stops at 4300 digits)
 HUGE_INTS = [2**31, 2**63, -(2**63) - 1, 10**100, 10**4000]
-KNOWN_KEYS = sorted(set(CASE_KEYS + TENSOR_KEYS + OVERRIDE_KEYS + RELATIONS + TENSOR_PROPERTIES)
+KNOWN_KEYS = sorted(set(CASE_KEYS + TENSOR_KEYS + OVERRIDE_KEYS + kinds.names())
                     | {"cases", "error", "warning", "at", "kind", "match", "type", "real", "imag"}
                     | set(VOCAB.frameworks) | set(BLOCKS))
 # strings that mean something somewhere in a case, and ones YAML or Python treat specially
@@ -1155,7 +1158,7 @@ def _case_like(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict]:
         {"id": ids, "title": st.one_of(st.just("t"), inner), "steps": st.one_of(step_lists, inner)},
         optional={
             "given": st.dictionaries(tensor_names, inner, max_size=3),
-            "expect": st.dictionaries(st.sampled_from(RELATIONS + TENSOR_PROPERTIES + ("error", "warning")),
+            "expect": st.dictionaries(st.sampled_from(kinds.names()),
                                       inner, max_size=3),
             "frameworks": st.dictionaries(st.sampled_from(list(VOCAB.frameworks) + ["jax"]), inner, max_size=2),
             "tags": inner, "claims": inner, "references": inner, "device": inner,

@@ -39,11 +39,9 @@ import numpy
 import pytest
 import yaml
 
-from conformance import registry
+from conformance import limits, registry
 
-from conformance.load import reader as loader
-
-from conformance.load import steps
+from conformance.load import fields, steplist, steps
 
 from conformance.load import yamlsrc
 from conformance.tools.lint import lint_paths
@@ -172,13 +170,13 @@ def test_control_the_payload_runs_when_read_the_unsafe_way(fixture: Hostile, tmp
 def test_security_doc_lists_every_fixture_and_the_limits_in_the_code() -> None:
     doc = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
     assert [f.name for f in FIXTURES if f"`{f.name}`" not in doc] == []
-    limits = {"yamlsrc.MAX_FILE_BYTES": yamlsrc.MAX_FILE_BYTES, "yamlsrc.MAX_DEPTH": yamlsrc.MAX_DEPTH,
-              "yamlsrc.MAX_NUMBER_CHARS": yamlsrc.MAX_NUMBER_CHARS, "loader.MAX_ELEMENTS": loader.MAX_ELEMENTS,
-              "loader.MAX_DIMS": loader.MAX_DIMS, "loader.MAX_STEPS": loader.MAX_STEPS,
+    bounds = {"yamlsrc.MAX_FILE_BYTES": yamlsrc.MAX_FILE_BYTES, "yamlsrc.MAX_DEPTH": yamlsrc.MAX_DEPTH,
+              "yamlsrc.MAX_NUMBER_CHARS": yamlsrc.MAX_NUMBER_CHARS, "limits.MAX_ELEMENTS": limits.MAX_ELEMENTS,
+              "fields.MAX_DIMS": fields.MAX_DIMS, "steplist.MAX_STEPS": steplist.MAX_STEPS,
               "steps.MAX_STEP_CHARS": steps.MAX_STEP_CHARS}
     rows = {name: next((line for line in doc.splitlines() if line.endswith(f"| `{name}` |")), "")
-            for name in limits}
-    assert [name for name, value in limits.items() if f"| {value:,}" not in rows[name]] == []
+            for name in bounds}
+    assert [name for name, value in bounds.items() if f"| {value:,}" not in rows[name]] == []
 
 
 # ---- refused by the loader, lint, the CLI and a pytest run
@@ -306,9 +304,9 @@ def test_step_limit_is_checked_before_any_step_is_parsed(monkeypatch: pytest.Mon
     def parse_step_must_not_run(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a step was parsed before the step count was checked")
 
-    monkeypatch.setattr(loader, "parse_step_uses", parse_step_must_not_run)
+    monkeypatch.setattr(steplist, "parse_step_uses", parse_step_must_not_run)
     error = only_error(load_text(text, "cases/steps.yaml", vocabulary))
-    assert error.message == f"a case has at most {loader.MAX_STEPS} steps ({count} given)"
+    assert error.message == f"a case has at most {steplist.MAX_STEPS} steps ({count} given)"
     assert error.location.line == 5
 
 

@@ -26,7 +26,7 @@ from conformance import limits, registry
 from conformance.run.engine import ERROR, FAIL, PASS, Outcome, plain, run
 from conformance.load.reader import load_text
 from conformance.adapters.numpy_adapter import NumpyAdapter
-from conformance.model import Case
+from conformance.model import Case, ResultKey
 
 FRAMEWORKS = list(registry.BUILTIN)
 
@@ -172,9 +172,9 @@ def test_uninitialised_memory_is_never_recorded(framework: str) -> None:
     outcome, _, _ = run_on(framework, c)
     assert outcome.verdict == FAIL
     for name in "yzw":
-        observed = outcome.observed[f"values.{name}"]
+        observed = outcome.observed[ResultKey("values", (name,))]
         assert observed == "unspecified: memory nobody wrote (empty() at step 1)", observed
-    assert outcome.observed["shape.y"] == [64]
+    assert outcome.observed[ResultKey("shape", ("y",))] == [64]
     assert all("unspecified" in str(m.observed) for m in outcome.mismatches)
     assert "fill_, zero_, copy_" in outcome.mismatches[0].detail
     # the same case again records the same outcome: nothing in it depends on the heap
@@ -192,7 +192,7 @@ def test_memory_written_whole_is_observed_again(framework: str) -> None:
 @pytest.mark.parametrize("framework", ["torch", "paddle"])
 def test_resize_that_grows_is_unspecified_and_one_that_shrinks_is_not(framework: str) -> None:
     grown, _, _ = run_on(framework, case(["x.resize_(6)"], "{values: {x: [1.0, 2.0, 0.0, 0.0, 0.0, 0.0]}}"))
-    assert grown.observed["values.x"] == "unspecified: memory nobody wrote (resize_() at step 1, which grew the tensor)"
+    assert grown.observed[ResultKey("values", ("x",))] == "unspecified: memory nobody wrote (resize_() at step 1, which grew the tensor)"
     shrunk, _, _ = run_on(framework, case(["x.resize_(1)"], "{values: {x: [1.0]}}"))
     assert shrunk.verdict == PASS, shrunk.mismatches
 
@@ -203,15 +203,17 @@ def test_an_object_array_is_recorded_as_type_names() -> None:
     reads the outcome)."""
     outcome, _, _ = run_on("torch", case(["m = ReLU()", "y = array([m])"], "{values: {y: [1.0]}}"))
     assert outcome.verdict == FAIL
-    assert outcome.observed["values.y"] == ["<torch.nn.modules.activation.ReLU>"]
+    assert outcome.observed[ResultKey("values", ("y",))] == ["<torch.nn.modules.activation.ReLU>"]
     assert "not numbers: dtype object" in str(outcome.mismatches[0].observed)
-    assert _only_plain(outcome.observed) and _only_plain([(m.expected, m.observed) for m in outcome.mismatches])
+    assert all(type(k) is ResultKey and _only_plain(tuple(k)) for k in outcome.observed)
+    assert _only_plain(list(outcome.observed.values()))
+    assert _only_plain([(m.expected, m.observed) for m in outcome.mismatches])
 
 
 @pytest.mark.parametrize("framework", ["numpy", "torch"])
 def test_large_values_are_recorded_as_a_digest(framework: str) -> None:
     outcome, _, _ = run_on(framework, case(["y = x * 2.0"], "{values: {x: [1.0]}}", "{x: {shape: [5000], fill: 1.0}}"))
-    recorded = outcome.observed["values.x"]
+    recorded = outcome.observed[ResultKey("values", ("x",))]
     assert recorded["elements"] == 5000 and recorded["shape"] == [5000] and len(recorded["sha256"]) == 64
     assert recorded["first"] == [1.0] * limits.RECORDED_HEAD
     assert "shape [5000], expected shape [1]" in str(outcome.mismatches[0].observed)

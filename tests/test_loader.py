@@ -11,7 +11,7 @@ import pytest
 from conformance import registry
 from conformance.load.reader import Vocabulary, load_text
 from conformance.adapters.base import numpy_input
-from conformance.model import Case, Generated
+from conformance.model import Case, Generated, ResultKey
 from conformance.ir import NameTarget, Op
 
 VOCAB = Vocabulary(
@@ -75,18 +75,19 @@ def test_valid_case_loads_into_the_model() -> None:
     assert flat[0].targets == (NameTarget("y"),)
     assert isinstance(flat[0].value, Op) and flat[0].value.key == "method:view"
     assert case.operations() == {"method:view", "method:add_", "attr:T", "block:no_grad"}
-    assert case.expect.error is not None and case.expect.error.at == 3
-    assert case.expect.error.details["torch"].type == "RuntimeError"
-    assert case.expect.locations[("shares_memory", "y", "x")].line == 15
+    error = case.expect.checks["error"]
+    assert error.at == 3
+    assert error.details["torch"].type == "RuntimeError"
+    assert case.expect.locations[ResultKey("shares_memory", ("y", "x"))].line == 15
 
 
 def test_per_framework_override_merges_entry_by_entry() -> None:
     (case,) = load(GOOD).cases
     paddle = case.expect_for("paddle")
-    assert paddle.relations["shares_memory"][("y", "x")] is False
-    assert paddle.properties["values"]["x"] == [[2.0, 3.0], [4.0, 5.0]]
-    assert paddle.error is None  # 'error: null' removes the expected error
-    assert case.expect_for("torch").relations["shares_memory"][("y", "x")] is True
+    assert paddle.checks["shares_memory"][("y", "x")] is False
+    assert paddle.checks["values"][("x",)] == [[2.0, 3.0], [4.0, 5.0]]
+    assert "error" not in paddle.checks  # 'error: null' removes the expected error
+    assert case.expect_for("torch").checks["shares_memory"][("y", "x")] is True
     assert case.overrides["numpy"].not_applicable == "no such thing"
 
 

@@ -4,6 +4,7 @@ run; and how observe splits what it saw into a shared expectation and overrides.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +14,8 @@ from conformance.run.engine import PASS, run
 from conformance.tools.lint import lint_paths
 from conformance.load.reader import load_file, load_text
 from conformance.tools.observe import Observation, render, split
+from conformance.kinds.base import shown
+from conformance.model import ResultKey
 from conformance.tools.scaffold import ScaffoldError, scaffold
 
 
@@ -73,12 +76,17 @@ cases:
 """
 
 
+def keyed(observed: dict[str, Any]) -> dict[ResultKey, Any]:
+    """Observations keyed as the results file writes them, typed."""
+    return {ResultKey.parse(key): value for key, value in observed.items()}
+
+
 def observation(fw: str, shares: bool, values_x: list[float], error: dict | None = None,
                 version: int | None = 1) -> Observation:
     observed = {"shares_memory.y.x": shares, "same_object.y.x": False, "values.x": values_x, "values.y": [5.0, 2.0]}
     if version is not None:
         observed["version_change.x"] = version
-    return Observation(fw, "1.0", observed=observed, error=error,
+    return Observation(fw, "1.0", observed=keyed(observed), error=error,
                        unobservable=frozenset() if version is not None else frozenset({"version_change"}))
 
 
@@ -87,10 +95,10 @@ def test_split_majority_is_shared_and_the_others_get_overrides() -> None:
     obs = [observation("torch", True, [5.0, 2.0]), observation("paddle", False, [1.0, 2.0], version=0),
            observation("numpy", True, [5.0, 2.0], version=None)]
     shared, overrides = split(case, obs)
-    assert shared == {"shares_memory.y.x": True, "same_object.y.x": False, "values.x": [5.0, 2.0],
-                      "values.y": [5.0, 2.0], "version_change.x": 1}
+    assert shared == keyed({"shares_memory.y.x": True, "same_object.y.x": False, "values.x": [5.0, 2.0],
+                            "values.y": [5.0, 2.0], "version_change.x": 1})
     # numpy cannot observe version counters, so it needs no override for them
-    assert overrides == {"paddle": {"shares_memory.y.x": False, "values.x": [1.0, 2.0], "version_change.x": 0}}
+    assert overrides == {"paddle": keyed({"shares_memory.y.x": False, "values.x": [1.0, 2.0], "version_change.x": 0})}
     text = render(case, obs)
     assert '      paddle:\n        reason: "TODO: why paddle differs' in text
     assert "        claims: {S3-03: holds}  # TODO: does each claim hold on paddle?" in text
@@ -102,18 +110,16 @@ def test_split_errors_by_step_and_kind() -> None:
     obs = [observation("torch", True, [5.0, 2.0], error=boom), observation("paddle", True, [5.0, 2.0], error=boom),
            observation("numpy", True, [5.0, 2.0])]
     shared, overrides = split(case, obs)
-    assert shared["error"] == {"at": 2, "kind": "other", "torch": boom, "paddle": boom}
-    assert overrides == {"numpy": {"error": None}}
+    assert shared[ResultKey("error")] == {"at": 2, "kind": "other", "torch": boom, "paddle": boom}
+    assert overrides == {"numpy": {ResultKey("error"): None}}
     text = render(case, obs)
     assert '        torch: {type: ValueError, match: "bad \\\\(thing\\\\) here"}' in text
     assert "          error: null" in text
 
 
 def test_complex_values_are_shown_in_the_case_format() -> None:
-    from conformance.tools.observe import _shown
-
-    assert _shown([1 + 2j, 3.0000001 - 1j]) == {"real": [1.0, 3.0], "imag": [2.0, -1.0]}
-    assert _shown([[0.1 + 0j]]) == {"real": [[0.1]], "imag": [[0.0]]}
+    assert shown([1 + 2j, 3.0000001 - 1j]) == {"real": [1.0, 3.0], "imag": [2.0, -1.0]}
+    assert shown([[0.1 + 0j]]) == {"real": [[0.1]], "imag": [[0.0]]}
 
 
 OBSERVE_FAULTS = """\

@@ -42,7 +42,7 @@ import pytest
 from conformance import registry
 from conformance.run.engine import FAIL, PASS, Outcome, not_applicable, run
 from conformance.load.reader import load_file
-from conformance.model import Case
+from conformance.model import Case, ResultKey
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -69,7 +69,7 @@ def warning_items() -> list[tuple[Case, str]]:
     """(case, framework) for every corpus case whose expectation for that framework has a
     warning, where the case applies (decided without importing the framework)."""
     return [(case, fw) for case in corpus() for fw in FRAMEWORKS
-            if case.expect_for(fw).warning is not None
+            if case.expect_for(fw).checks.get("warning") is not None
             and not_applicable(case, registry.get_adapter(fw)) is None]
 
 
@@ -79,7 +79,7 @@ ITEMS = [(case.id, fw) for case, fw in warning_items()]
 def result(outcome: Outcome) -> tuple[str, Any]:
     """What a warning expectation decides on: the verdict, and the warnings the expected
     step recorded."""
-    return outcome.verdict, outcome.observed.get("warning")
+    return outcome.verdict, outcome.observed.get(ResultKey("warning"))
 
 
 def case_by_id(case_id: str) -> Case:

@@ -45,11 +45,11 @@ from typing import Callable, Iterable
 
 import yaml
 
-from conformance import codec, limits, model
+from conformance import codec, ir, kinds, limits, model, source
 
 from conformance.load import reader as loader
 
-from conformance.load import steps
+from conformance.load import expect, fields, inputs, overrides, steplist, steps
 
 from conformance.load import yamlsrc
 from conformance.codec import CodecError
@@ -65,7 +65,7 @@ ENTRY_SUFFIX = ".entry"
 # The model's classes reachable from a Case, for other plain-data messages too; CaseFormatError
 # (an exception) is taken apart as its four parts.
 # what a cache entry may contain: nothing else is built when one is read
-ENTRY_TYPES = codec.Allowlist((LoadResult, *model.CASE_TYPES))
+ENTRY_TYPES = codec.Allowlist((LoadResult, *model.CASE_TYPES, *kinds.value_types()))
 
 
 class CacheRefused(Exception):
@@ -88,7 +88,12 @@ def default_directory() -> Path | None:
 
 def _code_fingerprint() -> bytes:
     digest = hashlib.sha256()
-    for module in (model, yamlsrc, steps, limits, loader, codec, sys.modules[__name__]):
+    # the loader's modules, and every assertion kind's (each parses its own expect entries)
+    loading = (model, ir, source, yamlsrc, steps, fields, inputs, steplist, overrides, expect, loader, limits, codec,
+               sys.modules[__name__])
+    parsing = sorted({kinds, *(sys.modules[cls.__module__] for kind in kinds.KINDS for cls in type(kind).__mro__
+                               if cls.__module__.startswith("conformance.kinds"))}, key=lambda m: m.__name__)
+    for module in (*loading, *parsing):
         digest.update(Path(str(module.__file__)).read_bytes())
     digest.update(f"{sys.version}|{yaml.__version__}".encode())
     return digest.digest()

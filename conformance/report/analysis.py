@@ -11,17 +11,12 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance import registry
+from conformance import kinds, registry
+from conformance.kinds.relations import CLASS_WORDS, COPY, DISJOINT_VIEW, DISTINCT_OBJECT, SAME_OBJECT, VIEW
 from conformance.outcomes import ERROR, FAIL, KNOWN_DIVERGENCE, NOT_APPLICABLE, OUTCOMES, PASS, SKIPPED
-from conformance.report.results import COPY, DISJOINT_VIEW, DISTINCT_OBJECT, SAME_OBJECT, VIEW
 
 RAN = (PASS, KNOWN_DIVERGENCE, FAIL)  # outcomes with an observed behaviour
 VERIFIED = (PASS, KNOWN_DIVERGENCE)  # ... that the case's expectations confirmed
-
-CLASS_WORDS = {
-    SAME_OBJECT: "same object", VIEW: "view", DISJOINT_VIEW: "same storage, no overlap",
-    COPY: "copy", DISTINCT_OBJECT: "different object",
-}
 # The split of the Paddle design note (seed 004): view / inplace / normal. Its "inplace" is
 # "the same variable": the result is the input object (which also covers ops that return
 # their input unchanged, like contiguous() of a contiguous tensor).
@@ -199,7 +194,7 @@ def _agrees(records: dict[str, dict[str, Any]]) -> bool | None:
     ran = [r for r in records.values() if r["outcome"] in RAN]
     if len(ran) < 2:
         return None
-    common = set.intersection(*(set(r.get("observed", {})) for r in ran)) - {"error", "warning"}
+    common = {key for key in set.intersection(*(set(r.get("observed", {})) for r in ran)) if kinds.compared(key)}
     return len({signature(r, common) for r in ran}) == 1
 
 

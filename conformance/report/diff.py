@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.report.analysis import CLASS_WORDS, describe, normalised, signature
-from conformance.escaping import for_markdown, markdown_code
+from conformance import kinds
+from conformance.kinds.relations import CLASS_WORDS
 from conformance.outcomes import ERROR, FAIL, KNOWN_DIVERGENCE, PASS
+from conformance.report.analysis import describe, normalised, signature
+from conformance.escaping import for_markdown, markdown_code
 
 GOOD = (PASS, KNOWN_DIVERGENCE)
 BAD = (FAIL, ERROR)
@@ -85,8 +87,8 @@ def _words(record: dict[str, Any]) -> str:
 
 def _observation_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     # the error's message and the warnings' texts are not compared: they carry addresses
-    # and wording; the error kind and step are (through the signature)
-    keys = (set(a.get("observed", {})) | set(b.get("observed", {}))) - {"error", "warning"}
+    # and wording; the error kind and step are (through the signature): the kinds not compared
+    keys = {key for key in set(a.get("observed", {})) | set(b.get("observed", {})) if kinds.compared(key)}
     if signature(a, keys) == signature(b, keys):
         return []
     out = []
@@ -100,7 +102,7 @@ def _observation_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
         out.append(f"error: {_err(ea)} → {_err(eb)}")
     oa, ob = a.get("observed", {}), b.get("observed", {})
     for key in sorted(keys):
-        if key.split(".", 1)[0] in ("shares_memory", "same_storage", "same_object"):
+        if kinds.aliasing(key):  # shown as the pair's class, above
             continue
         if (key in oa, normalised(oa.get(key))) != (key in ob, normalised(ob.get(key))):
             out.append(f"{key}: {_short(oa.get(key, 'not observed'))} → {_short(ob.get(key, 'not observed'))}")

@@ -15,11 +15,13 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
+from conformance import kinds
+from conformance.kinds.relations import aliasing_class
+from conformance.model import Case, ResultKey
 from conformance.outcomes import FAIL, KNOWN_DIVERGENCE, PASS
 # re-exported: the plugin and the renderers take these from here
 from conformance.outcomes import ERROR as ERROR, OUTCOMES as OUTCOMES, SKIPPED as SKIPPED
 from conformance.run.engine import Outcome
-from conformance.model import Case
 from conformance.report.outputs import file_mode
 from conformance.ir import productions
 
@@ -28,10 +30,6 @@ RECORD_KEY = "conformance"
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "data" / "results.schema.json"
 
 REASON_LIMIT = 300
-
-# Aliasing classes of a pair of names, from the relations observed between them.
-SAME_OBJECT, VIEW, DISJOINT_VIEW, COPY, DISTINCT_OBJECT = (
-    "same_object", "view", "disjoint_view", "copy", "distinct_object")
 
 
 def short(text: str, limit: int = REASON_LIMIT) -> str:
@@ -55,7 +53,7 @@ def outcome_record(case: Case, outcome: Outcome) -> dict[str, Any]:
         "outcome": result,
         "reason": short(reason) if result != PASS else "",
         "behaviour": behaviour(outcome),
-        "observed": _jsonable(outcome.observed),
+        "observed": observed_record(outcome.observed),
         "unobservable": list(outcome.unobservable),
         "mismatches": [
             {"what": m.what, "expected": _jsonable(m.expected), "observed": _jsonable(m.observed),
@@ -93,29 +91,20 @@ def behaviour(outcome: Outcome) -> dict[str, Any]:
     }
 
 
-def pair_classes(observed: dict[str, Any]) -> list[dict[str, Any]]:
-    """``[{"a", "b", "class", "relations"}]`` for every pair with an observed relation."""
-    pairs: dict[tuple[str, str], dict[str, bool]] = {}
+def observed_record(observed: dict[ResultKey, Any]) -> dict[str, Any]:
+    """``observed`` as the results file keeps it: each key in its text form (``values.y``)."""
+    return {str(key): _jsonable(value) for key, value in observed.items()}
+
+
+def pair_classes(observed: dict[ResultKey, Any]) -> list[dict[str, Any]]:
+    """``[{"a", "b", "class", "relations"}]`` for every pair with an observed aliasing
+    relation (conformance.kinds.relations)."""
+    pairs: dict[tuple[str, ...], dict[str, bool]] = {}
     for key, value in observed.items():
-        relation, _, rest = key.partition(".")
-        if relation in ("shares_memory", "same_storage", "same_object") and isinstance(value, bool):
-            a, _, b = rest.partition(".")
-            pairs.setdefault((a, b), {})[relation] = value
+        if kinds.aliasing(key) and isinstance(value, bool):
+            pairs.setdefault(key.names, {})[key.kind] = value
     return [{"a": a, "b": b, "class": aliasing_class(rel), "relations": dict(sorted(rel.items()))}
             for (a, b), rel in sorted(pairs.items())]
-
-
-def aliasing_class(relations: dict[str, bool]) -> str:
-    if relations.get("same_object"):
-        return SAME_OBJECT
-    shares, same_storage = relations.get("shares_memory"), relations.get("same_storage")
-    if shares:
-        return VIEW
-    if same_storage:
-        return DISJOINT_VIEW if shares is False else VIEW
-    if shares is False or same_storage is False:
-        return COPY
-    return DISTINCT_OBJECT
 
 
 def case_info(case: Case) -> dict[str, Any]:

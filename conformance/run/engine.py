@@ -8,7 +8,6 @@ behavioural memory probe) run last, after values and version counters were read.
 
 from __future__ import annotations
 
-import re
 import warnings
 import zlib
 from dataclasses import dataclass, field
@@ -17,7 +16,9 @@ from typing import Any
 from conformance import limits
 from conformance.adapters.base import OPERATOR_SYMBOLS, NotApplicable
 from conformance.limits import LimitExceeded
-from conformance.model import Case, Expect, Location
+from conformance import kinds
+from conformance.kinds.base import plain
+from conformance.model import Case, Expect, Location, ResultKey
 from conformance.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED
 from conformance.ir import (
     AttrTarget, Const, Expr, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step,
@@ -64,7 +65,7 @@ class Outcome:
     verdict: str
     reason: str = ""
     steps: list[StepRecord] = field(default_factory=list)
-    observed: dict[str, Any] = field(default_factory=dict)  # expectation key -> observed value
+    observed: dict[ResultKey, Any] = field(default_factory=dict)  # what each expectation observed
     mismatches: list[Mismatch] = field(default_factory=list)
     override_reason: str | None = None
     unobservable: list[str] = field(default_factory=list)  # expectations this framework cannot observe
@@ -409,265 +410,50 @@ def _warning_texts(caught: list[warnings.WarningMessage]) -> list[str]:
 
 
 class _Checker:
-    """Observe what the expectations ask about, then compare."""
+    """Observe what the expectations ask about, then compare: each assertion kind checks
+    its own (conformance.kinds), in the kinds' order, through this object (the kinds'
+    ``Checking``: the names bound, the step records, the adapter, and where to record)."""
 
     def __init__(self, runner: _Runner, expect: Expect, outcome: Outcome) -> None:
         self.r = runner
         self.adapter = runner.adapter
         self.expect = expect
         self.outcome = outcome
-
-    def miss(self, what: str, expected: Any, observed: Any, loc_key: tuple, name: str | None = None,
-             detail: str = "") -> None:
-        step = self.r.bound_at.get(name) if name else None
-        self.outcome.mismatches.append(Mismatch(what, plain(expected), plain(observed),
-                                                self.expect.locations.get(loc_key), step or None, detail))
+        self.failed = runner.failed
+        self.steps = runner.records
 
     def check(self) -> None:
-        self.check_error()
-        self.check_warning()
-        for prop, entries in self.expect.properties.items():
-            for name, expected in entries.items():
-                self.check_property(prop, name, expected)
-        # relations last: the behavioural probe writes (and restores) memory
-        for relation, pairs in self.expect.relations.items():
-            for (a, b), expected in pairs.items():
-                self.check_relation(relation, a, b, expected)
+        for kind, expected in kinds.checks(self.expect):
+            kind.check(expected, self)
 
-    # ---- errors and warnings
-
-    def check_error(self) -> None:
-        exp, failed = self.expect.error, self.r.failed
-        if exp is None:
-            if failed is not None:
-                e = failed.error
-                assert e is not None
-                self.outcome.mismatches.append(Mismatch(
-                    f"step {failed.number} raised", "no error", f"{e.type}: {e.message}",
-                    failed.location, failed.number, f"error kind: {e.kind}"))
-            return
-        expected = f"{exp.kind} at step {exp.at}"
-        self.outcome.observed["error"] = (
-            None if failed is None else {"at": failed.number, "kind": failed.error.kind,
-                                         "type": failed.error.type, "message": failed.error.message})
-        if failed is None:
-            self.miss("error", expected, "no error: every step completed", ("error",))
-            return
-        e = failed.error
-        assert e is not None
-        observed = f"{e.kind} at step {failed.number} ({e.type}: {e.message})"
-        if failed.number != exp.at or e.kind != exp.kind:
-            self.outcome.mismatches.append(Mismatch("error", expected, observed,
-                                                    self.expect.locations.get(("error",)), failed.number))
-            return
-        detail = exp.details.get(self.adapter.name)
-        if detail is not None:
-            if detail.type and detail.type not in (e.type, e.type.rsplit(".", 1)[-1]):
-                self.miss("error type", detail.type, e.type, ("error",), detail=e.message)
-            if detail.match and not re.search(detail.match, e.message):
-                self.miss("error message", f"matching /{detail.match}/", e.message, ("error",))
-
-    def check_warning(self) -> None:
-        exp = self.expect.warning
-        if exp is None:
-            return
-        record = self.r.records[exp.at - 1]
-        self.outcome.observed["warning"] = record.warnings
-        if not any(re.search(exp.match, w) for w in record.warnings):
-            self.miss("warning", f"a warning matching /{exp.match}/ at step {exp.at}",
-                      record.warnings or "no warning", ("warning",))
-
-    # ---- per-tensor properties
-
-    def lookup(self, name: str, what: str, loc_key: tuple) -> tuple[bool, Any]:
+    def lookup(self, name: str, what: str, key: ResultKey) -> tuple[bool, Any]:
         if name not in self.r.env:
             stopped = f" (the run stopped at step {self.r.failed.number})" if self.r.failed else ""
-            self.miss(what, "a value", f"{name!r} was never bound{stopped}", loc_key)
+            self.miss(what, "a value", f"{name!r} was never bound{stopped}", key)
             return False, None
         return True, self.r.env[name]
 
-    def check_property(self, prop: str, name: str, expected: Any) -> None:
-        key = (prop, name)
-        what = f"{prop} of {name}"
-        if prop in self.adapter.unobservable:
-            self.outcome.unobservable.append(f"{what}: {self.adapter.name} has no {prop.replace('_', ' ')}")
-            return
-        found, obj = self.lookup(name, what, key)
-        if not found:
-            return
-        if not self.adapter.is_array(obj):
-            self.miss(what, expected, f"{name} is a {type(obj).__name__}, not a tensor", key, name)
-            return
-        a = self.adapter
-        if prop == "values":
-            unwritten = self.r.uninitialised.get(id(obj))
-            if unwritten is not None:
-                # the bytes are whatever the allocator had (addresses, earlier items' data):
-                # never compared, never recorded
-                self.record(key, f"unspecified: memory nobody wrote ({unwritten[1]})")
-                self.miss(what, _show(expected), f"unspecified: {name} holds memory nobody wrote, from "
-                          f"{unwritten[1]}", key, name, "write every element first (fill_, zero_, copy_) "
-                          "or expect only its shape and dtype")
-                return
-            observed = a.to_numpy(obj)
-            self.record(key, recorded_values(observed))
-            ok, shown = _values_match(observed, expected)
-            if not ok:
-                self.miss(what, _show(expected), shown, key, name)
-        elif prop == "grad":
-            grad = a.grad(obj)
-            observed = None if grad is None else a.to_numpy(grad)
-            self.record(key, None if observed is None else recorded_values(observed))
-            if expected is None or observed is None:
-                if (expected is None) != (observed is None):
-                    self.miss(what, _show(expected), _show(None if observed is None else observed.tolist()), key, name)
-                return
-            ok, shown = _values_match(observed, expected)
-            if not ok:
-                self.miss(what, _show(expected), shown, key, name)
-        else:
-            observed = {
-                "dtype": lambda: a.dtype_name(obj),
-                "shape": lambda: list(a.shape_of(obj)),
-                "requires_grad": lambda: a.requires_grad(obj),
-                "is_leaf": lambda: a.is_leaf(obj),
-                "version_change": lambda: self.version_change(obj),
-            }[prop]()
-            self.record(key, observed)
-            if observed != expected:
-                self.miss(what, expected, observed, key, name)
+    def first_version(self, obj: Any) -> int | None:
+        return self.r.first_version.get(id(obj))
 
-    def version_change(self, obj: Any) -> int | None:
-        now, first = self.adapter.version_of(obj), self.r.first_version.get(id(obj))
-        return None if now is None or first is None else now - first
+    def unwritten(self, obj: Any) -> str | None:
+        entry = self.r.uninitialised.get(id(obj))
+        return None if entry is None else entry[1]
 
-    def record(self, key: tuple, value: Any) -> None:
-        self.outcome.observed[".".join(key)] = plain(value)
+    def record(self, key: ResultKey, value: Any) -> None:
+        self.outcome.observed[key] = plain(value)
 
-    # ---- relations between two names
+    def miss(self, what: str, expected: Any, observed: Any, key: ResultKey | None = None, name: str | None = None,
+             detail: str = "", *, step: int | None = None, location: Location | None = None) -> None:
+        if step is None:
+            step = self.r.bound_at.get(name) if name else None
+        if location is None and key is not None:
+            location = self.expect.locations.get(key)
+        self.outcome.mismatches.append(Mismatch(what, plain(expected), plain(observed), location, step or None,
+                                                detail))
 
-    def check_relation(self, relation: str, a: str, b: str, expected: bool) -> None:
-        key = (relation, a, b)
-        what = f"{relation}({a}, {b})"
-        found_a, x = self.lookup(a, what, key)
-        found_b, y = self.lookup(b, what, key)
-        if not (found_a and found_b):
-            return
-        if relation == "same_object":
-            observed = x is y
-            self.record(key, observed)
-            if observed != expected:
-                self.miss(what, expected, observed, key, a, f"id({a})={id(x):#x}, id({b})={id(y):#x}")
-            return
-        for name, obj in ((a, x), (b, y)):
-            if not self.adapter.is_array(obj):
-                self.miss(what, expected, f"{name} is a {type(obj).__name__}, not a tensor", key, name)
-                return
-        if relation == "same_storage":
-            observed = self.adapter.same_allocation(x, y)
-            self.record(key, observed)
-            if observed != expected:
-                self.miss(what, expected, observed, key, a, "metadata: allocation ranges "
-                          + ("intersect" if observed else "are disjoint"))
-            return
-        metadata = self.adapter.overlaps(x, y)
-        behaviour, how = _behaviour_overlap(self.adapter, (a, x), (b, y))
-        self.record(key, metadata)
-        evidence = f"metadata probe: {'overlap' if metadata else 'no overlap'}; behaviour probe: {how}"
-        if behaviour is not None and behaviour != metadata:
-            self.miss(f"{what}: probes disagree", "metadata and behaviour probes to agree",
-                      f"metadata={metadata}, behaviour={behaviour}", key, a, evidence)
-        elif metadata != expected:
-            self.miss(what, expected, metadata, key, a, evidence)
-
-
-def _behaviour_overlap(adapter: Any, first: tuple[str, Any], second: tuple[str, Any]) -> tuple[bool | None, str]:
-    """Write sentinels through one tensor and look for the change in the other; restore.
-
-    Returns (overlap or None when neither can be written, how it was decided)."""
-    refused = []
-    for (wname, w), (rname, r) in ((first, second), (second, first)):
-        try:
-            w_before = adapter.to_numpy(w)
-            r_before = adapter.to_numpy(r).tobytes()
-            if w_before.size == 0:
-                return False, f"{wname} has no elements"
-            seen = False
-            try:
-                for sentinel in adapter.sentinels(w):
-                    adapter.probe_fill(w, sentinel)
-                    if adapter.to_numpy(r).tobytes() != r_before:
-                        seen = True
-                        break
-            finally:
-                adapter.probe_restore(w, w_before)
-        except Exception as exc:  # read-only memory and the like: try the other direction
-            refused.append(f"{wname} not writable ({type(exc).__name__}: {exc})"[:200])
-            continue
-        verb = "saw" if seen else "did not see"
-        return seen, f"wrote through {wname}, {verb} the change in {rname}"
-    return None, "undetermined: " + "; ".join(refused)
-
-
-def _values_match(observed: Any, expected: Any) -> tuple[bool, Any]:
-    import numpy as np
-
-    if isinstance(expected, dict):  # complex: {real, imag}
-        exp = np.array(expected["real"]) + 1j * np.array(expected["imag"])
-    else:
-        exp = np.array(expected)
-    shown = _show(plain(observed.tolist()))
-    if observed.dtype.kind not in "biufc":  # e.g. an object array holding layers
-        return False, f"{shown} (not numbers: dtype {observed.dtype})"
-    if exp.shape != observed.shape:
-        return False, f"{shown} (shape {list(observed.shape)}, expected shape {list(exp.shape)})"
-    if observed.dtype.kind in "fc" or exp.dtype.kind in "fc":
-        ok = np.allclose(observed.astype(complex if observed.dtype.kind == "c" else float), exp,
-                         rtol=1e-5, atol=1e-6, equal_nan=True)
-    else:
-        ok = bool(np.array_equal(observed, exp))
-    return bool(ok), shown
-
-
-def recorded_values(array: Any) -> Any:
-    """What an observation keeps of an array's values: all of a small one; of a larger
-    one its size, shape, a digest of its bytes and its first elements (the comparison with
-    the expectation has seen every element)."""
-    import hashlib
-
-    if array.size <= limits.MAX_RECORDED_ELEMENTS:
-        return plain(array.tolist())
-    flat = array.reshape(-1)
-    digest = hashlib.sha256(flat.tobytes()).hexdigest() if array.dtype.kind in "biufc" else None
-    return {"elements": int(array.size), "shape": [int(d) for d in array.shape], "dtype": str(array.dtype),
-            "sha256": digest, "first": plain(flat[: limits.RECORDED_HEAD].tolist())}
-
-
-_PLAIN_DEPTH = 64
-
-
-def plain(value: Any, depth: int = 0) -> Any:
-    """Plain data only (None, bool, int, float, complex, str, lists and dicts of them): what
-    an outcome may carry out of the framework process. Anything else a step made (a layer,
-    a module, a framework scalar) becomes its type's name, so that no framework object
-    ever reaches the process that reads the outcome."""
-    if value is None or type(value) in (bool, int, float, complex, str):
-        return value
-    if depth >= _PLAIN_DEPTH:
-        return "<nested too deep>"
-    if isinstance(value, (list, tuple)):
-        return [plain(v, depth + 1) for v in value]
-    if isinstance(value, dict):
-        return {str(k): plain(v, depth + 1) for k, v in value.items()}
-    item = getattr(value, "item", None)  # NumPy scalars
-    if type(value).__module__ == "numpy" and callable(item):
-        return plain(item(), depth + 1)
-    return f"<{type(value).__module__}.{type(value).__qualname__}>"
-
-
-def _show(value: Any) -> Any:
-    text = repr(value)
-    return text if len(text) <= 300 else text[:297] + "..."
+    def unobservable(self, text: str) -> None:
+        self.outcome.unobservable.append(text)
 
 
 def _qualname(tp: type) -> str:
@@ -677,4 +463,4 @@ def _qualname(tp: type) -> str:
 
 # the classes an Outcome is made of: what conformance.codec may build when the sandbox's
 # parent reads one
-OUTCOME_TYPES: tuple[type, ...] = (Outcome, StepRecord, ErrorInfo, Mismatch, Location)
+OUTCOME_TYPES: tuple[type, ...] = (Outcome, StepRecord, ErrorInfo, Mismatch, Location, ResultKey)

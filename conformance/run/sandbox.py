@@ -54,10 +54,11 @@ from typing import Any
 
 from conformance import codec
 from conformance.run.engine import OUTCOME_TYPES
+from conformance import kinds
 from conformance.model import CASE_TYPES, Case
 
 # what each end may build from the other's messages
-_FROM_PARENT = codec.Allowlist(CASE_TYPES)
+_FROM_PARENT = codec.Allowlist((*CASE_TYPES, *kinds.value_types()))
 _FROM_CHILD = codec.Allowlist(OUTCOME_TYPES)
 
 DEFAULT_TIMEOUT_S = 60.0  # per item, not counting the framework's import

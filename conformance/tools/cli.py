@@ -250,7 +250,8 @@ def cmd_lint(args: argparse.Namespace, extra: list[str]) -> int:
 def cmd_observe(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance import registry
     from conformance.tools.lint import case_files
-    from conformance.load.reader import did_you_mean, load_file
+    from conformance.load.fields import did_you_mean
+    from conformance.load.reader import load_file
     from conformance.tools.observe import observe, render
     from conformance.run.sandbox import Sandbox
 

@@ -9,10 +9,11 @@ files).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from conformance import kinds
 from conformance.load import folders as casefolder
 from conformance.escaping import for_terminal
 from conformance.load.reader import Vocabulary, load_file
@@ -113,14 +114,10 @@ CASE_CHECKS: tuple[Callable[[Case], Iterable[Finding]], ...] = (check_unused_inp
 
 
 def _names_in(expect: Expect) -> set[str]:
-    names = {n for pairs in expect.relations.values() for pair in pairs for n in pair}
-    return names | {n for entries in expect.properties.values() for n in entries}
+    return {n for kind, value in expect.checks.items() for n in kinds.get(kind).names_in(value)}
 
 
-def _comparable(expect: Expect) -> tuple:
-    """An expectation without the positions it was written at."""
-    error = expect.error and replace(expect.error, location=None)
-    warning = expect.warning and replace(expect.warning, location=None)
-    relations = {k: dict(v) for k, v in expect.relations.items() if v}
-    properties = {k: dict(v) for k, v in expect.properties.items() if v}
-    return (repr(sorted(relations.items())), repr(sorted(properties.items())), error, warning)
+def _comparable(expect: Expect) -> dict[str, object]:
+    """An expectation without the positions it was written at (and without kinds that
+    expect nothing: an empty mapping)."""
+    return {kind: kinds.get(kind).comparable(value) for kind, value in expect.checks.items() if value}

@@ -12,19 +12,20 @@ costs that framework's observation, never the command.
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from conformance import kinds
+from conformance.kinds.base import shown
+from conformance.model import Case, Expect, ResultKey
 from conformance.outcomes import ERROR, NOT_APPLICABLE, SKIPPED
 from conformance.run.engine import run
-from conformance.model import Case, Expect
 from conformance.run.sandbox import FrameworkUnavailable, Sandbox, SandboxError
 from conformance.ir import names_bound, productions
 
-REGEX_SPECIAL = re.compile(r"([.^$*+?{}\[\]\\|()])")
 MAX_PAIR_NAMES = 8  # above this, relations are observed only for the pairs steps produce
+ERROR_KEY = ResultKey("error")
 
 
 @dataclass
@@ -33,7 +34,7 @@ class Observation:
     version: str | None
     status: str = "ran"  # ran / not_applicable / skipped / error (a crash, a timeout, a limit)
     reason: str = ""
-    observed: dict[str, Any] = field(default_factory=dict)  # "values.y" -> value, "shares_memory.y.x" -> bool
+    observed: dict[ResultKey, Any] = field(default_factory=dict)  # values.y -> value, shares_memory.y.x -> bool
     error: dict[str, Any] | None = None  # {at, kind, type, message}
     unobservable: frozenset[str] = frozenset()  # properties the framework has no notion of
 
@@ -46,22 +47,21 @@ def names_of(case: Case) -> list[str]:
 
 
 def probe_expect(case: Case) -> Expect:
+    """An expectation of everything each kind observes by default about the case's names
+    (the expected values are placeholders: only what the engine observes is used)."""
     names = names_of(case)
     made = [(result, source) for _, _, result, source in productions(case.steps)]
     if len(names) <= MAX_PAIR_NAMES:
         pairs = [(a, b) for i, a in enumerate(names) for b in names[:i]]
     else:
         pairs = made
-    # the expected values are placeholders: only what the engine observes is used ([] for
-    # values, because the values check compares arrays and must not choke on None)
-    placeholder = {"values": [], "grad": [], "dtype": None, "version_change": None, "requires_grad": None,
-                   "is_leaf": None}
-    props = ["values", "dtype", "version_change"]
-    if any(g.requires_grad for g in case.given):
-        props += ["requires_grad", "grad", "is_leaf"]
-    properties = {p: {n: placeholder[p] for n in names} for p in props}
-    return Expect(relations={"shares_memory": {p: True for p in pairs}, "same_object": {p: True for p in pairs}},
-                  properties=properties)
+    autograd = any(g.requires_grad for g in case.given)
+    checks = {}
+    for kind in kinds.KINDS:
+        entries = kind.probe(names, pairs, autograd)
+        if entries is not None:
+            checks[kind.name] = entries
+    return Expect(checks=checks)
 
 
 def observe(case: Case, adapter: Any, sandbox: Sandbox | None = None) -> Observation:
@@ -106,76 +106,32 @@ def observe(case: Case, adapter: Any, sandbox: Sandbox | None = None) -> Observa
 # ---- choosing what to print
 
 
-def _shown(value: Any) -> Any:
-    """Rounded to what the values check can tell apart (float32 noise removed); complex
-    values in the case format's {real, imag} form."""
-    if _has_complex(value):
-        return {"real": _shown(_part(value, "real")), "imag": _shown(_part(value, "imag"))}
-    if isinstance(value, list):
-        return [_shown(v) for v in value]
-    if isinstance(value, float):
-        return float(f"{value:.6g}")
-    return value
-
-
-def _has_complex(value: Any) -> bool:
-    return isinstance(value, complex) or (isinstance(value, list) and any(_has_complex(v) for v in value))
-
-
-def _part(value: Any, part: str) -> Any:
-    if isinstance(value, list):
-        return [_part(v, part) for v in value]
-    return float(getattr(complex(value), part))
-
-
 def _key(value: Any) -> str:
-    return json.dumps(_shown(value), sort_keys=True)
+    return json.dumps(shown(value), sort_keys=True)
 
 
-def interesting(key: str, values: dict[str, Any], case: Case, made: set[tuple[str, str]]) -> bool:
-    """Whether an observed key is worth an expectation line; ``made``: the (result, input)
-    pairs the case's steps produce."""
-    kind, _, rest = key.partition(".")
-    given = {g.name for g in case.given}
-    if kind in ("values", "grad") and not all(_expressible(v) for v in values.values()):
-        return False  # memory nobody wrote, or an array too large to record: nothing to paste
-    if kind in ("shares_memory", "same_object"):
-        a, _, b = rest.partition(".")
-        return any(v is True for v in values.values()) or (a, b) in made
-    if kind == "dtype":
-        first = next(iter(case.given), None)
-        return first is not None and any(v != first.dtype for v in values.values())
-    if kind == "version_change":
-        return rest in given and any(v not in (0, None) for v in values.values())
-    if kind in ("requires_grad", "is_leaf"):
-        return True
-    if kind == "grad":
-        return rest in given
-    return kind == "values"
+def interesting(key: ResultKey, values: dict[str, Any], case: Case, made: set[tuple[str, str]]) -> bool:
+    """Whether an observed key is worth an expectation line (its kind says); ``made``: the
+    (result, input) pairs the case's steps produce."""
+    return kinds.get(key.kind).worth_writing(key, values, case, made)
 
 
-def _expressible(value: Any) -> bool:
-    """Whether an observed value can be written as an expectation (the engine records a
-    string for unspecified memory and a digest for a large array)."""
-    if isinstance(value, list):
-        return all(_expressible(v) for v in value)
-    return value is None or isinstance(value, (bool, int, float, complex))
-
-
-def split(case: Case, observations: list[Observation]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+def split(case: Case, observations: list[Observation]) -> tuple[dict[ResultKey, Any],
+                                                                 dict[str, dict[ResultKey, Any]]]:
     """(shared expectation, framework -> its override's expectation), keyed like
-    ``observed`` ("values.y"). A value becomes shared when most frameworks that observed
-    it agree; the others get an override."""
+    ``observed`` (values.y). A value becomes shared when most frameworks that observed
+    it agree; the others get an override. The error comes from the steps, under
+    ``ResultKey("error")``."""
     ran = [o for o in observations if o.status == "ran"]
-    shared: dict[str, Any] = {}
-    per_fw: dict[str, dict[str, Any]] = {o.framework: {} for o in ran}
-    keys = sorted({k for o in ran for k in o.observed if k not in ("error", "warning")})
+    shared: dict[ResultKey, Any] = {}
+    per_fw: dict[str, dict[ResultKey, Any]] = {o.framework: {} for o in ran}
+    keys = sorted({k for o in ran for k in o.observed if kinds.get(k.kind).arity})
     made = {(r, s) for _, _, r, s in productions(case.steps)}
     for key in keys:
         values = {o.framework: o.observed[key] for o in ran if key in o.observed}
         if not interesting(key, values, case, made):
             continue
-        able = [o for o in ran if key.partition(".")[0] not in o.unobservable]
+        able = [o for o in ran if key.kind not in o.unobservable]
         if len(values) < len(able):  # not observed everywhere (a step raised first): per framework
             for fw, value in values.items():
                 per_fw[fw][key] = value
@@ -191,11 +147,11 @@ def split(case: Case, observations: list[Observation]) -> tuple[dict[str, Any], 
     if signature:
         common = json.loads(signature.most_common(1)[0][0])
         if common is not None:
-            shared["error"] = {"at": common[0], "kind": common[1],
+            shared[ERROR_KEY] = {"at": common[0], "kind": common[1],
                                **{fw: e for fw, e in errors.items() if e and [e["at"], e["kind"]] == common}}
         for fw, e in errors.items():
             if json.dumps(e and [e["at"], e["kind"]]) != json.dumps(common):
-                per_fw[fw]["error"] = e and {"at": e["at"], "kind": e["kind"], fw: e}
+                per_fw[fw][ERROR_KEY] = e and {"at": e["at"], "kind": e["kind"], fw: e}
     return shared, {fw: exp for fw, exp in per_fw.items() if exp}
 
 
@@ -231,35 +187,11 @@ def render(case: Case, observations: list[Observation]) -> str:
     return "\n".join(CASE_INDENT + line for line in lines) + "\n"
 
 
-def _expect_lines(exp: dict[str, Any]) -> list[str]:
-    groups: dict[str, list[str]] = {}
+def _expect_lines(exp: dict[ResultKey, Any]) -> list[str]:
+    """Each kind's lines, in the order of the kinds' ``observe_order``."""
+    groups: dict[str, list[tuple[ResultKey, Any]]] = {}
     for key, value in exp.items():
-        if key == "error":
-            continue
-        kind, _, rest = key.partition(".")
-        name = rest.replace(".", " & ") if kind in ("shares_memory", "same_object") else rest
-        groups.setdefault(kind, []).append(f"{name}: {json.dumps(_shown(value))}")
-    order = ("shares_memory", "same_object", "values", "dtype", "version_change", "requires_grad", "is_leaf", "grad")
-    lines = [f"{kind}: {{{', '.join(groups[kind])}}}" for kind in order if kind in groups]
-    if "error" in exp:
-        lines += _error_lines(exp["error"])
-    return lines
-
-
-def _error_lines(error: dict[str, Any] | None) -> list[str]:
-    if error is None:
-        return ["error: null"]
-    out = ["error:", f"  at: {error['at']}", f"  kind: {error['kind']}"]
-    for fw, e in error.items():
-        if isinstance(e, dict):
-            match = _match(e["message"])
-            out.append(f"  {fw}: {{type: {e['type'].rsplit('.', 1)[-1]}, match: {json.dumps(match)}}}")
-    return out
-
-
-def _match(message: str) -> str:
-    """A regex for the start of an error message: its first line, cut at a word, escaped."""
-    first = message.strip().splitlines()[0] if message.strip() else ""
-    if len(first) > 60:
-        first = first[:60].rsplit(" ", 1)[0]
-    return REGEX_SPECIAL.sub(r"\\\1", first)
+        groups.setdefault(key.kind, []).append((key, value))
+    written = sorted((kind for kind in map(kinds.get, groups) if kind.observe_order is not None),
+                     key=lambda kind: kind.observe_order or 0)
+    return [line for kind in written for line in kind.yaml_lines(groups[kind.name])]

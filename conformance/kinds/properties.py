@@ -1,0 +1,230 @@
+"""Properties of one tensor: ``values``, ``grad``, ``dtype``, ``shape``, ``requires_grad``,
+``is_leaf``, ``version_change``. Each is written ``{name: expected}`` and observed through
+one of the adapter's probes."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Collection, Mapping
+
+from conformance import limits
+from conformance.kinds.base import Checking, TensorKind, expressible, plain, short_repr
+from conformance.load import fields
+from conformance.model import DTYPES, Case, ResultKey
+from conformance.load.yamlsrc import YMap
+from conformance.source import CaseFormatError, Location
+
+
+class _Array(TensorKind):
+    """Values of a tensor (``values``; ``grad`` through the adapter's ``grad``), compared
+    with a tolerance and recorded in full only when small."""
+
+    placeholder: ClassVar[Any] = []  # the values check compares arrays: it must not choke on None
+
+    def parse_value(self, value: Any, loc: Location, text: str) -> Any:
+        what = f"'{self.name}'"
+        if isinstance(value, YMap):
+            fields.keys(value, ("real", "imag"), f"complex {what}")
+            real, rshape, _ = fields.literal(value.get("real"), loc, what)
+            imag, ishape, _ = fields.literal(value.get("imag"), loc, what)
+            if rshape != ishape:
+                raise CaseFormatError(loc, f"{what}: 'real' and 'imag' have different shapes")
+            return {"real": real, "imag": imag}
+        return fields.literal(value, loc, what)[0]
+
+    def value_schema(self) -> dict[str, Any]:
+        return {"$ref": "#/$defs/values"}
+
+    def worth_writing(self, key: ResultKey, values: Mapping[str, Any], case: Case,
+                      made: Collection[tuple[str, str]]) -> bool:
+        # memory nobody wrote, or an array too large to record: nothing to paste
+        return all(expressible(v) for v in values.values())
+
+
+class Values(_Array):
+    name = "values"
+    description = ("Tensor -> its values (and shape) after the steps; complex as {real: [...], imag: [...]}. "
+                   "Floats compared with rtol 1e-5, atol 1e-6.")
+    probed = "always"
+    observe_order = 2
+
+    def compare(self, obj: Any, name: str, expected: Any, run: Checking) -> None:
+        key, what = self.key((name,)), self.what((name,))
+        unwritten = run.unwritten(obj)
+        if unwritten is not None:
+            # the bytes are whatever the allocator had (addresses, earlier items' data):
+            # never compared, never recorded
+            run.record(key, f"unspecified: memory nobody wrote ({unwritten})")
+            run.miss(what, short_repr(expected), f"unspecified: {name} holds memory nobody wrote, from {unwritten}",
+                     key, name, "write every element first (fill_, zero_, copy_) or expect only its shape and dtype")
+            return
+        observed = run.adapter.to_numpy(obj)
+        run.record(key, recorded_values(observed))
+        ok, shown = values_match(observed, expected)
+        if not ok:
+            run.miss(what, short_repr(expected), shown, key, name)
+
+
+class Grad(_Array):
+    name = "grad"
+    description = "Tensor -> its .grad values, or null for no gradient."
+    probed = "autograd"
+    observe_order = 7
+
+    def parse_value(self, value: Any, loc: Location, text: str) -> Any:
+        return None if value is None else super().parse_value(value, loc, text)
+
+    def value_schema(self) -> dict[str, Any]:
+        return {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/values"}]}
+
+    def compare(self, obj: Any, name: str, expected: Any, run: Checking) -> None:
+        key, what, adapter = self.key((name,)), self.what((name,)), run.adapter
+        grad = adapter.grad(obj)
+        observed = None if grad is None else adapter.to_numpy(grad)
+        run.record(key, None if observed is None else recorded_values(observed))
+        if expected is None or observed is None:
+            if (expected is None) != (observed is None):
+                run.miss(what, short_repr(expected), short_repr(None if observed is None else observed.tolist()),
+                         key, name)
+            return
+        ok, shown = values_match(observed, expected)
+        if not ok:
+            run.miss(what, short_repr(expected), shown, key, name)
+
+    def worth_writing(self, key: ResultKey, values: Mapping[str, Any], case: Case,
+                      made: Collection[tuple[str, str]]) -> bool:
+        return super().worth_writing(key, values, case, made) and key.names[0] in {g.name for g in case.given}
+
+
+class Dtype(TensorKind):
+    name = "dtype"
+    description = "Tensor -> its dtype, by neutral name."
+    probed = "always"
+    observe_order = 3
+
+    def parse_value(self, value: Any, loc: Location, text: str) -> Any:
+        if value not in DTYPES:
+            raise CaseFormatError(loc, f"unknown dtype {value!r}", fields.did_you_mean(str(value), DTYPES) or None)
+        return value
+
+    def value_schema(self) -> dict[str, Any]:
+        return {"$ref": "#/$defs/dtype"}
+
+    def observe(self, obj: Any, run: Checking) -> Any:
+        return run.adapter.dtype_name(obj)
+
+    def worth_writing(self, key: ResultKey, values: Mapping[str, Any], case: Case,
+                      made: Collection[tuple[str, str]]) -> bool:
+        first = next(iter(case.given), None)  # a dtype other than the first input's
+        return first is not None and any(v != first.dtype for v in values.values())
+
+
+class Shape(TensorKind):
+    name = "shape"
+    description = "Tensor -> its shape."
+
+    def parse_value(self, value: Any, loc: Location, text: str) -> Any:
+        return list(fields.shape(value, loc, "'shape'"))
+
+    def value_schema(self) -> dict[str, Any]:
+        return {"$ref": "#/$defs/shape"}
+
+    def observe(self, obj: Any, run: Checking) -> Any:
+        return list(run.adapter.shape_of(obj))
+
+
+class _Flag(TensorKind):
+    """A yes-or-no property of a tensor's autograd state."""
+
+    probed = "autograd"
+
+    def parse_value(self, value: Any, loc: Location, text: str) -> Any:
+        if not isinstance(value, bool):
+            raise CaseFormatError(loc, f"'{self.name}' must be true or false, got {fields.kind_of(value)}")
+        return value
+
+    def value_schema(self) -> dict[str, Any]:
+        return {"type": "boolean"}
+
+    def worth_writing(self, key: ResultKey, values: Mapping[str, Any], case: Case,
+                      made: Collection[tuple[str, str]]) -> bool:
+        return True
+
+
+class RequiresGrad(_Flag):
+    name = "requires_grad"
+    description = "Tensor -> whether it requires grad (Paddle: not stop_gradient)."
+    observe_order = 5
+
+    def observe(self, obj: Any, run: Checking) -> Any:
+        return run.adapter.requires_grad(obj)
+
+
+class IsLeaf(_Flag):
+    name = "is_leaf"
+    description = "Tensor -> whether it is a leaf of the autograd graph."
+    observe_order = 6
+
+    def observe(self, obj: Any, run: Checking) -> Any:
+        return run.adapter.is_leaf(obj)
+
+
+class VersionChange(TensorKind):
+    name = "version_change"
+    description = "Tensor -> how much its version counter rose since the object first appeared."
+    probed = "always"
+    observe_order = 4
+
+    def parse_value(self, value: Any, loc: Location, text: str) -> Any:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise CaseFormatError(loc, f"'version_change' must be a non-negative integer, got {fields.kind_of(value)}")
+        return value
+
+    def value_schema(self) -> dict[str, Any]:
+        return {"type": "integer", "minimum": 0}
+
+    def observe(self, obj: Any, run: Checking) -> Any:
+        now, first = run.adapter.version_of(obj), run.first_version(obj)
+        return None if now is None or first is None else now - first
+
+    def worth_writing(self, key: ResultKey, values: Mapping[str, Any], case: Case,
+                      made: Collection[tuple[str, str]]) -> bool:
+        given = {g.name for g in case.given}
+        return key.names[0] in given and any(v not in (0, None) for v in values.values())
+
+
+# ---- arrays
+
+
+def values_match(observed: Any, expected: Any) -> tuple[bool, Any]:
+    """(whether a NumPy array holds the expected values, how the observed values read)."""
+    import numpy as np
+
+    if isinstance(expected, dict):  # complex: {real, imag}
+        exp = np.array(expected["real"]) + 1j * np.array(expected["imag"])
+    else:
+        exp = np.array(expected)
+    shown = short_repr(plain(observed.tolist()))
+    if observed.dtype.kind not in "biufc":  # e.g. an object array holding layers
+        return False, f"{shown} (not numbers: dtype {observed.dtype})"
+    if exp.shape != observed.shape:
+        return False, f"{shown} (shape {list(observed.shape)}, expected shape {list(exp.shape)})"
+    if observed.dtype.kind in "fc" or exp.dtype.kind in "fc":
+        ok = np.allclose(observed.astype(complex if observed.dtype.kind == "c" else float), exp,
+                         rtol=1e-5, atol=1e-6, equal_nan=True)
+    else:
+        ok = bool(np.array_equal(observed, exp))
+    return bool(ok), shown
+
+
+def recorded_values(array: Any) -> Any:
+    """What an observation keeps of an array's values: all of a small one; of a larger
+    one its size, shape, a digest of its bytes and its first elements (the comparison with
+    the expectation has seen every element)."""
+    import hashlib
+
+    if array.size <= limits.MAX_RECORDED_ELEMENTS:
+        return plain(array.tolist())
+    flat = array.reshape(-1)
+    digest = hashlib.sha256(flat.tobytes()).hexdigest() if array.dtype.kind in "biufc" else None
+    return {"elements": int(array.size), "shape": [int(d) for d in array.shape], "dtype": str(array.dtype),
+            "sha256": digest, "first": plain(flat[: limits.RECORDED_HEAD].tolist())}

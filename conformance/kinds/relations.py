@@ -1,0 +1,135 @@
+"""Relations between two tensors: ``shares_memory``, ``same_storage``, ``same_object``,
+written ``{y & x: true}``; and the aliasing class of a pair (view, copy, same object, ...)
+that the three observed together make, which the results file and the reports show."""
+
+from __future__ import annotations
+
+from typing import Any, Collection, Mapping
+
+from conformance.kinds.base import Checking, PairKind
+from conformance.model import Case, ResultKey
+
+
+class _Aliasing(PairKind):
+    """A relation that classifies the pair (:func:`aliasing_class`)."""
+
+    aliasing = True
+
+    def worth_writing(self, key: ResultKey, values: Mapping[str, Any], case: Case,
+                      made: Collection[tuple[str, str]]) -> bool:
+        # where it holds somewhere, or between what a step made and what it made it from
+        return any(v is True for v in values.values()) or tuple(key.names) in made
+
+
+class SharesMemory(_Aliasing):
+    """Overlap, measured twice: from metadata (the adapter's ``overlaps``) and by behaviour
+    (write through one, read the other, restore). Probes that disagree fail the case."""
+
+    name = "shares_memory"
+    description = ("{y & x: true}: some element of y and of x is the same memory (overlap), measured from metadata "
+                   "and by behaviour.")
+    probed = "always"
+    observe_order = 0
+
+    def compare(self, first: tuple[str, Any], second: tuple[str, Any], expected: bool, run: Checking) -> None:
+        if not self.tensors(first, second, expected, run):
+            return
+        (a, x), (b, y) = first, second
+        key, what = self.key((a, b)), self.what((a, b))
+        metadata = run.adapter.overlaps(x, y)
+        behaviour, how = behaviour_overlap(run.adapter, first, second)
+        run.record(key, metadata)
+        evidence = f"metadata probe: {'overlap' if metadata else 'no overlap'}; behaviour probe: {how}"
+        if behaviour is not None and behaviour != metadata:
+            run.miss(f"{what}: probes disagree", "metadata and behaviour probes to agree",
+                     f"metadata={metadata}, behaviour={behaviour}", key, a, evidence)
+        elif metadata != expected:
+            run.miss(what, expected, metadata, key, a, evidence)
+
+
+class SameStorage(_Aliasing):
+    """One allocation, even without overlapping elements (``x[::2]`` and ``x[1::2]``)."""
+
+    name = "same_storage"
+    description = "{y & x: true}: y and x live in the same allocation, even without overlapping elements."
+
+    def compare(self, first: tuple[str, Any], second: tuple[str, Any], expected: bool, run: Checking) -> None:
+        if not self.tensors(first, second, expected, run):
+            return
+        (a, x), (b, y) = first, second
+        key = self.key((a, b))
+        observed = run.adapter.same_allocation(x, y)
+        run.record(key, observed)
+        if observed != expected:
+            run.miss(self.what((a, b)), expected, observed, key, a,
+                     "metadata: allocation ranges " + ("intersect" if observed else "are disjoint"))
+
+
+class SameObject(_Aliasing):
+    """Identity: ``y is x`` (of any two values, tensors or not)."""
+
+    name = "same_object"
+    description = "{y & x: true}: y is x."
+    probed = "always"
+    observe_order = 1
+
+    def compare(self, first: tuple[str, Any], second: tuple[str, Any], expected: bool, run: Checking) -> None:
+        (a, x), (b, y) = first, second
+        key = self.key((a, b))
+        observed = x is y
+        run.record(key, observed)
+        if observed != expected:
+            run.miss(self.what((a, b)), expected, observed, key, a, f"id({a})={id(x):#x}, id({b})={id(y):#x}")
+
+
+def behaviour_overlap(adapter: Any, first: tuple[str, Any], second: tuple[str, Any]) -> tuple[bool | None, str]:
+    """Write sentinels through one tensor and look for the change in the other; restore.
+
+    Returns (overlap or None when neither can be written, how it was decided)."""
+    refused = []
+    for (wname, w), (rname, r) in ((first, second), (second, first)):
+        try:
+            w_before = adapter.to_numpy(w)
+            r_before = adapter.to_numpy(r).tobytes()
+            if w_before.size == 0:
+                return False, f"{wname} has no elements"
+            seen = False
+            try:
+                for sentinel in adapter.sentinels(w):
+                    adapter.probe_fill(w, sentinel)
+                    if adapter.to_numpy(r).tobytes() != r_before:
+                        seen = True
+                        break
+            finally:
+                adapter.probe_restore(w, w_before)
+        except Exception as exc:  # read-only memory and the like: try the other direction
+            refused.append(f"{wname} not writable ({type(exc).__name__}: {exc})"[:200])
+            continue
+        verb = "saw" if seen else "did not see"
+        return seen, f"wrote through {wname}, {verb} the change in {rname}"
+    return None, "undetermined: " + "; ".join(refused)
+
+
+# ---- the aliasing class of a pair
+
+SAME_OBJECT, VIEW, DISJOINT_VIEW, COPY, DISTINCT_OBJECT = (
+    "same_object", "view", "disjoint_view", "copy", "distinct_object")
+CLASS_WORDS = {
+    SAME_OBJECT: "same object", VIEW: "view", DISJOINT_VIEW: "same storage, no overlap",
+    COPY: "copy", DISTINCT_OBJECT: "different object",
+}
+
+
+def aliasing_class(relations: Mapping[str, bool]) -> str:
+    """The class of a pair from the aliasing relations observed between its names
+    (relation name -> observed)."""
+    if relations.get("same_object"):
+        return SAME_OBJECT
+    shares, same_storage = relations.get("shares_memory"), relations.get("same_storage")
+    if shares:
+        return VIEW
+    if same_storage:
+        return DISJOINT_VIEW if shares is False else VIEW
+    if shares is False or same_storage is False:
+        return COPY
+    return DISTINCT_OBJECT
