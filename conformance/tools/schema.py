@@ -51,32 +51,81 @@ def stale(text: str, names: Sequence[str] | None = None) -> list[str]:
 
 
 def updated(text: str, names: Sequence[str] | None = None) -> str:
-    """The schema's text with every stale entry rewritten (or added)."""
+    """The schema's text saying what the kinds say. Only what differs is rewritten, in
+    place: inside an object written one key a line, only the keys that differ (a new key
+    after the others, a key no kind gives any more removed); the rest is kept as written."""
     schema = json.loads(text)
-    wanted = generated_defs(schema, frameworks() if names is None else names)
-    for name in stale(text, names):
-        entry = f'    "{name}": ' + _format(wanted[name], 4, len(f'    "{name}": '))
-        span = _entry_span(text, name)
-        if span is None:  # a new def: after the last one
-            last = list(schema["$defs"])[-1]
-            end = _entry_span(text, last)[1]  # type: ignore[index]
-            text = text[:end] + ",\n\n" + entry + text[end:]
-        else:
-            text = text[:span[0]] + entry + text[span[1]:]
-    if json.loads(text)["$defs"] != {**schema["$defs"], **wanted}:
+    wanted = {**schema["$defs"], **generated_defs(schema, frameworks() if names is None else names)}
+    defs = re.search(r'^  "\$defs": ', text, re.MULTILINE)
+    if defs is None:
+        raise ValueError("the schema has no $defs")
+    text = _splice(text, defs.end(), schema["$defs"], wanted, 4)
+    if json.loads(text)["$defs"] != wanted:
         raise AssertionError("the rewritten schema does not say what the kinds say")  # pragma: no cover
     return text
 
 
-def _entry_span(text: str, name: str) -> tuple[int, int] | None:
-    """Where ``$defs/<name>`` is written: from its key to its closing brace (an entry of
-    ``$defs`` starts at an indent of four spaces)."""
-    start = re.search(rf'^    "{re.escape(name)}": ', text, re.MULTILINE)
-    if start is None:
+def _splice(text: str, start: int, old: dict[str, Any], new: dict[str, Any], indent: int) -> str:
+    """``text`` with the object written at ``start`` (saying ``old``, its keys at
+    ``indent``) made to say ``new``."""
+    kept = [k for k in old if k in new]
+    if kept != [k for k in new if k in old] or not kept or not all(_key_span(text, start, k, indent) for k in old):
+        return _rewrite(text, start, new, indent - 2)  # reordered, emptied, or not one key a line
+    for key in [k for k in old if k not in new]:
+        line_start, _, value_end = _key_span(text, start, key, indent)  # type: ignore[misc]
+        comma = text.rfind(",", start, line_start)
+        if comma != -1 and not text[comma + 1:line_start].strip():  # from the comma before it
+            text = text[:comma] + text[value_end:]
+        else:  # the first key: up to the next one
+            following = _key_span(text, start, next(k for k in old if k in new), indent)
+            text = text[:line_start] + text[following[0]:]  # type: ignore[index]
+    previous = None
+    for key, value in new.items():
+        span = _key_span(text, start, key, indent)
+        if span is None:
+            text = _insert(text, start, previous, key, value, indent)
+        elif old[key] != value:
+            _, value_start, value_end = span
+            if isinstance(old[key], dict) and isinstance(value, dict):
+                text = _splice(text, value_start, old[key], value, indent + 2)
+            else:
+                text = text[:value_start] + _format(value, indent, _column(text, value_start)) + text[value_end:]
+        previous = key
+    return text
+
+
+def _insert(text: str, start: int, previous: str | None, key: str, value: Any, indent: int) -> str:
+    """``text`` with ``key`` added to the object at ``start``, after ``previous`` (first when None)."""
+    prefix = f'{" " * indent}{json.dumps(key)}: '
+    entry = prefix + _format(value, indent, len(prefix))
+    if previous is None:
+        return text[:start + 1] + "\n" + entry + "," + text[start + 1:]
+    after = _key_span(text, start, previous, indent)[2]  # type: ignore[index]
+    gap = "\n\n" if "\n\n" in text[start:_end(text, start)] else "\n"  # $defs: a blank line between entries
+    return text[:after] + "," + gap + entry + text[after:]
+
+
+def _key_span(text: str, start: int, key: str, indent: int) -> tuple[int, int, int] | None:
+    """(where its line starts, its value starts, its value ends) of a key of the object at
+    ``start`` written on a line of its own at ``indent``; None if it is not."""
+    found = re.compile(rf'^ {{{indent}}}{re.escape(json.dumps(key))}: ', re.MULTILINE).search(
+        text, start, _end(text, start))
+    if found is None:
         return None
-    decoder = json.JSONDecoder()
-    _, end = decoder.raw_decode(text, start.end())
-    return start.start(), end
+    return found.start(), found.end(), _end(text, found.end())
+
+
+def _end(text: str, start: int) -> int:
+    """Where the JSON value written at ``start`` ends."""
+    return json.JSONDecoder().raw_decode(text, start)[1]
+
+
+def _column(text: str, position: int) -> int:
+    return position - text.rfind("\n", 0, position) - 1
+
+
+def _rewrite(text: str, start: int, value: Any, indent: int) -> str:
+    return text[:start] + _format(value, indent, _column(text, start)) + text[_end(text, start):]
 
 
 def _format(value: Any, indent: int, column: int) -> str:
