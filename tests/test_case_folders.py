@@ -414,12 +414,13 @@ def test_conformance_run_refuses_every_hole_and_reports_the_rest(pytester: pytes
     run = pytester.run(sys.executable, "-m", "conformance", "run", "--frameworks", "numpy", stdin=never_written,
                        timeout=TIMEOUT)
     assert run.ret == pytest.ExitCode.TESTS_FAILED
-    records = json.loads((pytester.path / "reports" / "results.json").read_text())["results"]
+    # one framework: a partial run, in reports/partial/
+    records = json.loads((pytester.path / "reports" / "partial" / "results.json").read_text())["results"]
     refused = {r["file"]: r for r in records if r["nodeid"].endswith("[refused]")}
     assert sorted(refused) == sorted(tree.refused)
     assert all(r["outcome"] == "error" and r["line"] == 1 for r in refused.values())
     assert sum(r["outcome"] == "pass" for r in records) == tree.valid
-    assert "invalid case file(s)" in (pytester.path / "reports" / "behaviour.md").read_text()
+    assert "invalid case file(s)" in (pytester.path / "reports" / "partial" / "behaviour.md").read_text()
     assert tree.created() == []
 
 
@@ -523,4 +524,116 @@ def test_without_the_private_api_a_pytest_run_is_refused(pytester: pytest.Pytest
     result = run_pytest(pytester, never_written, "-p", "older_pytest", "cases")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: */cases/poly/conftest.py: a conftest.py in a case folder; *"])
+    assert tree.created() == []
+
+
+# ---- a folder named on the command line (pytest's convention: it is collected)
+
+
+def named_tree(hole: str | None, tmp_path: Path) -> Tree:
+    """A hostile tree outside the pytest project (no pytest.ini: the folder is named on
+    the command line, not configured)."""
+    tree = make_tree(tmp_path / "elsewhere", tmp_path)
+    (tree.root / "pytest.ini").unlink()
+    if hole is not None:
+        HOLES[hole](tree)
+    return tree
+
+
+def test_a_named_folder_of_case_files_is_collected(pytester: pytest.Pytester, tmp_path: Path,
+                                                   never_written: int) -> None:
+    tree = named_tree(None, tmp_path)
+    result = run_pytest(pytester, never_written, "--frameworks", "numpy", "--in-process", str(tree.cases))
+    result.assert_outcomes(passed=GOOD_CASES, deselected=2 * GOOD_CASES)
+    # a sub-folder, and the folder given relative to the current one
+    result = run_pytest(pytester, never_written, "--frameworks", "numpy", "--in-process",
+                        os.path.relpath(tree.cases / "views", pytester.path))
+    result.assert_outcomes(passed=GOOD_CASES, deselected=2 * GOOD_CASES)
+
+
+# the holes whose entries are no Python file: the named folder is a case folder, and refuses them
+NAMED_HOLES = [hole for hole in HOLES if hole not in ("conftest_file", "python_test_file", "init_file")]
+
+
+@pytest.mark.parametrize("hole", NAMED_HOLES)
+def test_a_named_case_folder_refuses_the_hole(hole: str, pytester: pytest.Pytester, tmp_path: Path,
+                                              never_written: int) -> None:
+    tree = named_tree(hole, tmp_path)
+    result = run_pytest(pytester, never_written, "--frameworks", "numpy", "--in-process", "-rf", str(tree.cases))
+    result.assert_outcomes(passed=tree.valid, failed=len(tree.refused), deselected=2 * tree.valid)
+    for entry in tree.refused:
+        name = entry.rsplit("/", 1)[1]
+        result.stdout.fnmatch_lines([f"FAILED *{entry}::{name}[[]refused[]]*"])
+    assert tree.created() == []
+
+
+@pytest.mark.parametrize("hole", ["conftest_file", "python_test_file", "init_file"])
+def test_a_named_folder_with_python_is_a_python_folder_and_says_why(hole: str, pytester: pytest.Pytester,
+                                                                    tmp_path: Path, never_written: int) -> None:
+    # pytest's convention for a folder of Python tests; its *.yaml files are not cases,
+    # and a run that collects nothing from it says why
+    tree = named_tree(hole, tmp_path)
+    python = tree.root / tree.refused[0]
+    result = run_pytest(pytester, never_written, "--frameworks", "numpy", "--in-process", str(tree.cases))
+    assert "good.yaml" not in result.stdout.str()
+    if hole != "python_test_file":  # nothing collected: said
+        assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+        result.stdout.fnmatch_lines([(f"conformance: nothing collected from {tree.cases}: it holds Python files "
+                                      f"({python}) as well as case files, so it is no case folder *--case-folders*")])
+    # --case-folders: a case folder whatever it holds; the Python file is refused, never imported
+    for created in tree.sentinels.iterdir():
+        created.unlink()
+    result = run_pytest(pytester, never_written, "--frameworks", "numpy", "--in-process", "--case-folders",
+                        str(tree.cases))
+    result.assert_outcomes(passed=tree.valid, failed=1, deselected=2 * tree.valid)
+    assert tree.created() == []
+
+
+def test_a_named_folder_of_python_tests_with_yaml_fixtures_still_runs_its_tests(pytester: pytest.Pytester,
+                                                                                never_written: int) -> None:
+    # as this repository's tests/ (case files among its fixtures): pytest collects its tests
+    folder = pytester.path / "suite"
+    (folder / "fixtures").mkdir(parents=True)
+    (folder / "fixtures" / "case.yaml").write_text(GOOD)
+    (folder / "conftest.py").write_text("import pytest\n\n\n@pytest.fixture\ndef answer():\n    return 42\n")
+    (folder / "test_it.py").write_text("def test_it(answer):\n    assert answer == 42\n")
+    result = run_pytest(pytester, never_written, "suite")
+    result.assert_outcomes(passed=1)
+    assert "conformance: nothing collected" not in result.stdout.str()
+
+
+def test_a_named_folder_of_other_yaml_is_not_a_case_folder(pytester: pytest.Pytester, never_written: int) -> None:
+    (pytester.path / "config").mkdir()
+    (pytester.path / "config" / "service.yaml").write_text("name: web\nreplicas: 2\n")
+    result = run_pytest(pytester, never_written, "config")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines([("conformance: nothing collected from */config: none of the *.yaml files read "
+                                  "in it (the first 20) looks like a case file*")])
+
+
+def test_a_named_folder_without_case_files_says_so(pytester: pytest.Pytester, never_written: int) -> None:
+    (pytester.path / "mycases").mkdir()
+    (pytester.path / "mycases" / "case.yaml.txt").write_text(GOOD)
+    result = run_pytest(pytester, never_written, "mycases")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines([("conformance: nothing collected from */mycases: it holds no case file (*.yaml "
+                                  "or *.yml; *")])
+
+
+def test_the_project_folder_named_on_the_command_line_is_no_case_folder(pytester: pytest.Pytester, tmp_path: Path,
+                                                                        never_written: int) -> None:
+    # `pytest .` in a checkout: the folder of pytest.ini holds the case folders, it is not one
+    tree = make_tree(pytester.path, tmp_path)
+    result = run_pytest(pytester, never_written, "--frameworks", "numpy", "--in-process", ".")
+    result.assert_outcomes(passed=tree.valid, deselected=2 * tree.valid)
+
+
+def test_conformance_run_makes_every_named_folder_a_case_folder(tmp_path: Path, never_written: int) -> None:
+    tree = named_tree("conftest_file", tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    run = run_conformance(work, never_written, "run", "--plain", "--frameworks", "numpy", str(tree.cases))
+    assert run.returncode == pytest.ExitCode.TESTS_FAILED, run.stdout + run.stderr
+    records = json.loads((work / "reports" / "partial" / "results.json").read_text())["results"]
+    assert sorted(r["outcome"] for r in records) == ["error"] + ["pass"] * tree.valid
     assert tree.created() == []

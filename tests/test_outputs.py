@@ -151,7 +151,9 @@ def test_a_second_run_is_refused_at_once_and_the_first_keeps_its_results(checkou
     assert took < 30
     # the first run completes with its own results, and says so
     assert proc.returncode == pytest.ExitCode.TESTS_FAILED, output  # wrong.yaml fails
-    data = json.loads((checkout.root / "reports" / "results.json").read_text())
+    # two of the frameworks: `conformance run` writes a partial run to reports/partial/
+    written = "reports/partial/results.json" if first.startswith("conformance") else "reports/results.json"
+    data = json.loads((checkout.root / written).read_text())
     assert {(r["case"], r["framework"], r["outcome"]) for r in data["results"] if r["case"] == "gate.wait.open"} == {
         ("gate.wait.open", "gate", "pass"), ("gate.wait.open", "numpy", "not_applicable")}
     if first.startswith("conformance"):
@@ -164,12 +166,12 @@ def test_conformance_run_summarises_the_results_it_wrote_not_the_file(checkout: 
     other = json.dumps(sample())
     (checkout.root / "conftest.py").write_text(
         "import pytest\n\n\n@pytest.hookimpl(trylast=True)\ndef pytest_sessionfinish(session):\n"
-        f"    open('reports/results.json', 'w').write({other!r})\n")
-    proc = checkout.run("conformance run", "--frameworks", "numpy")
+        f"    open('reports/partial/results.json', 'w').write({other!r})\n")
+    proc = checkout.run("conformance run", "--frameworks", "numpy")  # partial: reports/partial/
     assert proc.returncode == pytest.ExitCode.TESTS_FAILED, proc.stdout + proc.stderr
     assert "  numpy    2 pass, 1 fail, 1 not_applicable" in proc.stdout
     assert "  torch    2 pass, 1 fail" not in proc.stdout  # the other document's figures
-    md = (checkout.root / "reports" / "behaviour.md").read_text()
+    md = (checkout.root / "reports" / "partial" / "behaviour.md").read_text()
     assert "`copies.clone.claimed_view`" in md and "views.expand.paddle_copies" not in md
 
 
@@ -362,8 +364,10 @@ def fill_at(limit: int) -> Any:
 
 @pytest.mark.parametrize("how", ["conformance run", "pytest"])
 def test_a_write_that_fails_at_the_end_is_one_line_and_keeps_the_previous_file(checkout: Checkout, how: str) -> None:
-    reports = checkout.root / "reports"
-    reports.mkdir()
+    # one framework: `conformance run` writes a partial run to reports/partial/
+    folder = "reports/partial" if how.startswith("conformance") else "reports"
+    reports = checkout.root / folder
+    reports.mkdir(parents=True)
     previous = {name: f"previous {name}\n" for name in ("results.json", "behaviour.md", "behaviour.html")}
     for name, text in previous.items():
         (reports / name).write_text(text)
@@ -372,7 +376,7 @@ def test_a_write_that_fails_at_the_end_is_one_line_and_keeps_the_previous_file(c
     proc = checkout.run(how, "--frameworks", "numpy", preexec_fn=fill_at(8192))
     output = proc.stdout + proc.stderr
     assert proc.returncode == pytest.ExitCode.INTERNAL_ERROR, output
-    line = ("conformance: could not write the results file reports/results.json: File too large (EFBIG); the "
+    line = (f"conformance: could not write the results file {folder}/results.json: File too large (EFBIG); the "
             "previous file is left as it was")
     assert output.count(line) == 1, output
     assert "Traceback" not in output and "Errno" not in output
@@ -440,10 +444,10 @@ def test_a_pytest_run_that_cannot_write_its_results_exits_non_zero(pytester: pyt
 def test_output_files_follow_the_umask(checkout: Checkout, umask: int, mode: int) -> None:
     proc = checkout.run("conformance run", "--frameworks", "numpy", preexec_fn=lambda: os.umask(umask))
     assert proc.returncode == pytest.ExitCode.TESTS_FAILED, proc.stdout + proc.stderr
-    reports = checkout.root / "reports"
+    reports = checkout.root / "reports" / "partial"  # one framework: a partial run
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in reports.iterdir()}
     assert modes == {"results.json": mode, "behaviour.md": mode, "behaviour.html": mode}
-    assert stat.S_IMODE(reports.stat().st_mode) == 0o777 & ~umask
+    assert stat.S_IMODE(reports.stat().st_mode) == stat.S_IMODE(reports.parent.stat().st_mode) == 0o777 & ~umask
     # and when they replace files of another mode
     proc = checkout.run("conformance run", "--frameworks", "numpy", preexec_fn=lambda: os.umask(umask))
     assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in reports.iterdir()} == modes

@@ -16,10 +16,12 @@ entry's type, which costs no system call on Linux), never by following a link.
 from __future__ import annotations
 
 import os
+import re
 import stat
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 CODE = "CF010"
 CASE_SUFFIXES = (".yaml", ".yml")
@@ -156,3 +158,80 @@ def walk(folder: Path) -> Iterator[tuple[Path, Refusal | None]]:
                 yield path, _unexamined("a folder that cannot be listed", exc)
         else:
             yield path, None
+
+
+@dataclass(frozen=True)
+class Contents:
+    """What :func:`survey` found in a folder: how many ``*.yaml`` / ``*.yml`` files, whether
+    one of them looks like a case file (a top-level ``cases:`` key), and the first Python
+    file, where it stopped looking."""
+
+    yaml_files: int
+    case_file: Path | None
+    python: Path | None
+
+
+# a top-level 'cases:' key, block or flow style ({"cases": [...]})
+_CASES_KEY = re.compile(rb"""^(?:\{\s*)?["']?cases["']?\s*:""", re.MULTILINE)
+_PEEK_BYTES = 64 * 1024
+_PEEK_FILES = 20  # YAML files read, at most, to find one that looks like a case file
+
+
+def looks_like_case_file(path: Path) -> bool:
+    """Whether the start of a regular file has a top-level ``cases:`` key (opened without
+    following a link; anything but a regular file is not one)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        return _CASES_KEY.search(os.read(fd, _PEEK_BYTES)) is not None
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+_PAST_PYTHON = 10_000  # entries looked at, after the first Python file, for a case file
+
+
+def survey(folder: Path, skip: Callable[[str], bool] = lambda name: False) -> Contents:
+    """What ``folder`` holds: breadth first through real sub-folders (never a link;
+    ``skip(name)`` leaves a sub-folder out, as pytest's ``norecursedirs`` does), until it
+    has found both a Python file and a case file (past the first Python file, for at most
+    10,000 more entries); of the ``*.yaml`` files, the first few are read until one looks
+    like a case file. Unreadable folders are passed over (collection says what it cannot
+    read)."""
+    count, peeked, past = 0, 0, 0
+    case_file: Path | None = None
+    python: Path | None = None
+    queue: deque[Path] = deque([folder])
+    while queue:
+        try:
+            listing = entries(queue.popleft())
+        except OSError:
+            continue
+        for entry in listing:
+            if python is not None:
+                past += 1
+                if case_file is not None or past > _PAST_PYTHON:
+                    return Contents(count, case_file, python)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not skip(entry.name):
+                        queue.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    suffix = os.path.splitext(entry.name)[1]
+                    if suffix in PYTHON_SUFFIXES:
+                        python = python or Path(entry.path)
+                    elif suffix in CASE_SUFFIXES:
+                        count += 1
+                        if case_file is None and peeked < _PEEK_FILES:
+                            peeked += 1
+                            if looks_like_case_file(Path(entry.path)):
+                                case_file = Path(entry.path)
+            except OSError:
+                continue
+    return Contents(count, case_file, python)

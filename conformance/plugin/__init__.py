@@ -18,11 +18,13 @@ import pytest
 
 from conformance import registry
 
-from conformance.plugin import guard
+from conformance.plugin import guard, selection
 from conformance.plugin.collect import (
-    CaseDir, CaseErrorItem, CaseFile, CaseItem, RefusedFile, case_roots, index_key, is_case_file, make_index,
-    refused_conftest_items, refused_entry, report_reason, sandbox_key,
+    CaseDir, CaseErrorItem, CaseFile, CaseItem, Collected, RefusedFile, case_roots, collected_key, index_key,
+    is_case_file, make_index, markers_key, refused_conftest_items, refused_entry, report_reason, sandbox_key,
+    unclaimed_folders,
 )
+from conformance.plugin.coverage import WORKEROUTPUT_KEY, Coverage, partial_reasons
 from conformance.claims import claims
 from conformance.escaping import for_terminal
 from conformance.report.outputs import OutputError, acquire, check_file, error_text, lock_path, release
@@ -30,6 +32,9 @@ from conformance.report.results import ERROR, RECORD_KEY, results_document, shor
 from conformance.run.sandbox import DEFAULT_TIMEOUT_S, Sandbox
 
 results_key = pytest.StashKey["ResultsRecorder"]()
+coverage_key = pytest.StashKey[Coverage]()
+gc_key = pytest.StashKey[bool]()  # collection paused the GC; whether it was enabled before
+unclaimed_key = pytest.StashKey[list[str]]()  # why nothing was collected from a named folder
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -42,9 +47,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="per item: an item running longer is an error and its framework process "
                          f"is restarted (default: ini conformance_case_timeout, else {DEFAULT_TIMEOUT_S:g}; "
                          "0 = none)")
+    group.addoption("--conformance-partial-results", metavar="PATH", default=None,
+                    help="write the results JSON to PATH instead of --conformance-results when the run is not a "
+                         "full run of the corpus (a subset of files, items or frameworks, or stopped early)")
     group.addoption("--in-process", action="store_true", default=False,
                     help="run cases inside the pytest process (for --pdb and profilers): no "
                          "protection against a framework crash or hang, no timeout")
+    group.addoption("--case-folders", action="store_true", default=False,
+                    help="every folder named on the command line is a case folder, whatever it holds (its Python "
+                         "files refused, never imported); default: a named folder is one when it holds *.yaml "
+                         "files and no Python file")
     parser.addini("conformance_paths", type="paths", default=[],
                   help="directories whose *.yaml files are conformance cases")
     parser.addini("conformance_case_timeout", default=str(DEFAULT_TIMEOUT_S),
@@ -63,16 +75,39 @@ def pytest_configure(config: pytest.Config) -> None:
     # the sandbox passes its socket to the child by file descriptor: POSIX only
     in_process = config.getoption("in_process") or os.name != "posix"
     config.stash[sandbox_key] = None if in_process else Sandbox(case_timeout(config))
-    config.addinivalue_line("markers", "conformance: a conformance case item")
+    markers = config.stash[markers_key] = selection.Markers(config)
+    markers.register(selection.MARKER, "a conformance case item (every case on every framework)")
+    roots = case_roots(config)
+    if config.getini("conformance_paths") or any(folder.is_case_folder for folder in roots.named):
+        markers.register_all(families(roots.roots))  # `pytest --markers` lists them
+    config.stash[collected_key] = Collected()
     if not hasattr(config, "workerinput"):  # xdist workers report to the controller
         config.pluginmanager.register(CrashLedger(), "conformance-crashes")
     path = config.getoption("conformance_results")
+    if path:  # what the run took of the corpus, for the results file (plugin.coverage)
+        coverage = config.stash[coverage_key] = Coverage(config)
+        config.pluginmanager.register(coverage, "conformance-coverage")
     if path and not hasattr(config, "workerinput"):  # xdist workers report to the controller
-        recorder = ResultsRecorder(Path(path))
+        partial = config.getoption("conformance_partial_results")
+        recorder = ResultsRecorder(Path(path), Path(partial) if partial else None)
         recorder.claim_output()  # before anything runs: a location it cannot write, or another run's
         config.stash[results_key] = recorder
         config.pluginmanager.register(recorder, "conformance-results")
         recorder.interrupt_on_sigterm()
+
+
+def families(roots: list[Path]) -> list[str]:
+    """The families the case roots suggest before anything is read: their sub-folders'
+    names (``cases/views`` holds the ``views.*`` cases). Markers for the families the
+    collected cases really have are registered as they are met."""
+    names: set[str] = set()
+    for root in roots:
+        try:
+            with os.scandir(root) as listing:
+                names |= {e.name for e in listing if e.name.isidentifier() and e.is_dir(follow_symlinks=False)}
+        except OSError:
+            continue
+    return sorted(names)
 
 
 def case_timeout(config: pytest.Config) -> float:
@@ -98,23 +133,40 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         recorder.restore_sigterm()
         config.pluginmanager.unregister(recorder)
         recorder.release_output()
+    coverage = config.stash.get(coverage_key, None)
+    if coverage is not None:
+        del config.stash[coverage_key]
+        config.pluginmanager.unregister(coverage)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection(session: pytest.Session) -> Generator[None, Any, Any]:
-    # Collection makes millions of small objects (YAML values, cases, items) that live for
-    # the whole session; CPython's cyclic GC would traverse all of them again and again,
-    # which made collecting 10,000 cases take 2.5 times as long. Collect without it, then
-    # move what was collected out of the GC's sight (gc.freeze), so that the items' runs do
-    # not traverse it either.
-    enabled = gc.isenabled()
-    gc.disable()
+    # Collecting cases makes millions of small objects (YAML values, cases, items) that
+    # live for the whole session; CPython's cyclic GC would traverse all of them again and
+    # again, which made collecting 10,000 cases take 2.5 times as long. So the GC is paused
+    # from the first case folder or case file on (pause_gc), and what was collected is
+    # moved out of its sight (gc.freeze) when case items were made, so that the items'
+    # runs do not traverse it either. A session that meets no case file (another project
+    # in the same environment) keeps its GC as it was.
     try:
         return (yield)
     finally:
-        if enabled:
-            gc.freeze()
-            gc.enable()
+        config = session.config
+        enabled = config.stash.get(gc_key, None)
+        if enabled is not None:
+            del config.stash[gc_key]
+            collected = config.stash.get(collected_key, None)
+            if collected is not None and collected.made:
+                gc.freeze()
+            if enabled:
+                gc.enable()
+
+
+def pause_gc(config: pytest.Config) -> None:
+    """Pause the GC for the rest of the collection (pytest_collection resumes it)."""
+    if gc_key not in config.stash:
+        config.stash[gc_key] = gc.isenabled()
+        gc.disable()
 
 
 # Case folders: links are never followed and nothing but *.yaml files reaches pytest's
@@ -126,6 +178,7 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
     # before pytest's Dir (which follows links) and Package (which imports __init__.py)
     roots = case_roots(parent.config)
     if roots.holds(path) or roots.inside(path):
+        pause_gc(parent.config)
         return CaseDir.from_parent(parent, path=path)
     return None
 
@@ -147,15 +200,38 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Generator[
         # so nothing is imported or run.
         return [RefusedFile.from_parent(parent, path=file_path, why=why)]
     if is_case_file(file_path, parent.session):
+        pause_gc(parent.config)
         return [*collected, CaseFile.from_parent(parent, path=file_path)]
     return collected
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> Generator[None, Any, Any]:
     # a conftest.py the guard refused outside the collected folders still shows, and fails
     refused = guard.refused(config)
     if refused:
         items += refused_conftest_items(session, refused, items)
+    config.stash[unclaimed_key] = unclaimed_folders(config, (item.path for item in items))
+    select_frameworks(config, items)
+    # -k naming a framework: evaluated here (plugin.selection), and hidden from pytest's own
+    # -k, which runs inside this wrapper, until it is done
+    keyword = selection.deselect_by_keyword(items, config, _case_framework)
+    try:
+        return (yield)
+    finally:
+        if keyword is not None:
+            config.option.keyword = keyword
+
+
+def _case_framework(item: pytest.Item) -> tuple[bool, str | None]:
+    if isinstance(item, CaseItem):
+        return True, item.framework
+    return isinstance(item, CaseErrorItem), None
+
+
+def select_frameworks(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--frameworks: deselect the case items of the other frameworks."""
     wanted = config.getoption("frameworks")
     if not wanted:
         return
@@ -168,8 +244,25 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     for item in items:
         (drop if isinstance(item, CaseItem) and item.framework not in names else keep).append(item)
     if drop:
+        collected = config.stash.get(collected_key, None)
+        if collected is not None:
+            collected.by_frameworks += len(drop)
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    # the controller of an xdist run collects nothing itself: it asks what a worker collected
+    config = node.config
+    if unclaimed_key not in config.stash:
+        root = Path(str(config.rootpath))
+        config.stash[unclaimed_key] = unclaimed_folders(config, (root / i.split("::", 1)[0] for i in ids))
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    for line in config.stash.get(unclaimed_key, []):
+        terminalreporter.write_line(for_terminal(f"conformance: {line}", multiline=False), yellow=True)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -200,32 +293,40 @@ def terminal_safe(report: pytest.TestReport) -> None:
 class ResultsRecorder:
     """Collects one record per case item on the controller and writes the file at the end."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, partial_path: Path | None = None) -> None:
+        self.path = path  # where the results of a full run of the corpus go
+        self.partial_path = partial_path if partial_path is not None and partial_path != path else None
         self.records: dict[str, dict[str, Any]] = {}
         self.cases: dict[str, dict[str, Any]] = {}
         self.framework_env: dict[str, dict[str, Any]] = {}
+        self.coverage: dict[str, Any] | None = None  # an xdist worker's plugin.coverage summary
+        self.partial: list[str] = []  # why the run is not a full run of the corpus (plugin.coverage)
+        self.target = path  # the file this run writes, once it knows whether it is partial
         self.not_written: str | None = None  # why the file was left as it was
         self.written_text: str | None = None  # the file's text, once written
         self.write_error: OSError | None = None  # why writing it failed at the end
         self._sigterm: Any = None
-        self._lock: Path | None = None
+        self._locks: list[Path] = []
 
     def claim_output(self) -> None:
-        """Check that the results file can be written and lock it for this run (the
-        controller only), or refuse the run (pytest's usage error, exit status 4)."""
-        what = f"the results file {self.path}"
-        try:
-            check_file(self.path, what)
-            acquire(lock_path(self.path), what, "pytest --conformance-results")
-        except OutputError as exc:
-            raise pytest.UsageError(for_terminal(f"conformance: {exc}")) from None
-        self._lock = lock_path(self.path)
+        """Check that the results file (and the one for a partial run) can be written and
+        lock them for this run (the controller only), or refuse the run (pytest's usage
+        error, exit status 4)."""
+        for path in (self.path, self.partial_path):
+            if path is None:
+                continue
+            what = f"the results file {path}"
+            try:
+                check_file(path, what)
+                acquire(lock_path(path), what, "pytest --conformance-results")
+            except OutputError as exc:
+                self.release_output()
+                raise pytest.UsageError(for_terminal(f"conformance: {exc}")) from None
+            self._locks.append(lock_path(path))
 
     def release_output(self) -> None:
-        if self._lock is not None:
-            release(self._lock)
-            self._lock = None
+        while self._locks:
+            release(self._locks.pop())
 
     def interrupt_on_sigterm(self) -> None:
         """SIGTERM ends the run like Ctrl-C (pytest's interrupted exit, which keeps the
@@ -259,10 +360,28 @@ class ResultsRecorder:
             record = unrun_record(case_id, framework, ERROR, report_reason(report))
             self.records[report.nodeid] = dict(record, nodeid=report.nodeid)
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        # each xdist worker hands over what it collected (they all collect the same)
+        summary = (getattr(node, "workeroutput", None) or {}).get(WORKEROUTPUT_KEY)
+        if summary is not None and self.coverage is None:
+            self.coverage = summary
+
+    def partial_reasons(self, session: pytest.Session) -> list[str]:
+        """Why this run is not a full run of the corpus (plugin.coverage); empty if it is."""
+        summary = self.coverage
+        if summary is None:  # not an xdist run: this process collected
+            own = session.config.stash.get(coverage_key, None)
+            summary = own.summary if own is not None else None
+        return partial_reasons(summary, len(self.records), registry.framework_names())
+
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if exitstatus in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR):
             self.not_written = "the run did not start"
             return
+        self.partial = self.partial_reasons(session) if exitstatus != pytest.ExitCode.INTERRUPTED else []
+        if self.partial and self.partial_path is not None:
+            self.target = self.partial_path
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             # a partial file would read as a complete run with fewer cases
             self.not_written = f"the run was interrupted after {len(self.records)} items"
@@ -276,9 +395,11 @@ class ResultsRecorder:
         status = int(exitstatus)
         if status == pytest.ExitCode.OK and any("crash" in r for r in self.records.values()):
             status = int(pytest.ExitCode.TESTS_FAILED)  # as CrashLedger makes the session's
-        run = {"items": len(self.records), "exit_status": status}
+        run: dict[str, Any] = {"items": len(self.records), "exit_status": status}
+        if self.partial:
+            run["partial"] = list(self.partial)
         try:
-            self.written_text = write_atomically(self.path, results_document(
+            self.written_text = write_atomically(self.target, results_document(
                 self.records.values(), self.cases, frameworks, claims(), run))
         except OSError as exc:  # the disk filled during the run, the folder went away, ...
             self.write_error = exc
@@ -288,17 +409,27 @@ class ResultsRecorder:
 
     def write_error_line(self) -> str:
         assert self.write_error is not None
-        kept = "the previous file is left as it was" if self.path.exists() else "no results file was written"
-        return for_terminal(f"conformance: could not write the results file {self.path}: "
+        kept = "the previous file is left as it was" if self.target.exists() else "no results file was written"
+        return for_terminal(f"conformance: could not write the results file {self.target}: "
                             f"{error_text(self.write_error)}; {kept}", multiline=False)
+
+    def partial_line(self) -> str | None:
+        """One line saying that the run was partial and where its results went."""
+        if not self.partial or self.written_text is None:
+            return None
+        return for_terminal(f"conformance: not a full run of the corpus ({'; '.join(self.partial)}): results "
+                            f"written to {self.target}", multiline=False)
 
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.write_error is not None:
             terminalreporter.write_line(self.write_error_line(), red=True)
         if self.not_written:
-            terminalreporter.write_line(for_terminal(f"conformance: {self.not_written}; results file {self.path} "
+            terminalreporter.write_line(for_terminal(f"conformance: {self.not_written}; results file {self.target} "
                                                      "left as it was"), yellow=True)
+        line = self.partial_line()
+        if line:
+            terminalreporter.write_line(line, yellow=True)
 
 
 class CrashLedger:

@@ -14,17 +14,19 @@ Each entry a case folder may not hold (:mod:`conformance.load.folders`) becomes 
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import pytest
 
 from conformance import registry
 
 from conformance.load import folders as casefolder
+from conformance.plugin.selection import Markers
 from conformance.load.cache import CaseCache, load_through, make_cache
 from conformance.run.engine import ERROR, FAIL, Outcome, not_applicable, run
 from conformance.load.reader import LoadResult, Vocabulary
@@ -44,6 +46,19 @@ CASE_SUFFIXES = casefolder.CASE_SUFFIXES
 # the corpus installed with the package (conformance.cases), collected wherever it is
 CASES_PACKAGE_DIR = Path(__file__).resolve().parent.parent / "cases"
 roots_key = pytest.StashKey["CaseRoots"]()
+# this session's markers (plugin.selection) and what its case files made
+markers_key = pytest.StashKey[Markers]()
+collected_key = pytest.StashKey["Collected"]()
+
+
+@dataclass
+class Collected:
+    """What this session's case files made: the files (absolute paths) and the number of
+    items (before pytest's selection by node id or --lf, and before deselection)."""
+
+    files: set[str] = field(default_factory=set)
+    made: int = 0
+    by_frameworks: int = 0  # case items deselected by --frameworks
 
 
 @dataclass
@@ -92,13 +107,32 @@ def make_index(config: pytest.Config | None = None) -> CaseIndex:
 index_key = pytest.StashKey[CaseIndex]()
 
 
-class CaseRoots:
-    """The case roots of a run: the ``conformance_paths`` folders and the packaged corpus.
-    Every folder under a root is a case folder; a folder or file named on the command line
-    is in one when it is under a root."""
+@dataclass(frozen=True)
+class NamedFolder:
+    """A folder named on the command line outside every configured case root, and what it
+    holds."""
 
-    def __init__(self, roots: list[Path]) -> None:
-        self.roots = [Path(os.path.abspath(root)) for root in roots]
+    path: Path
+    contents: casefolder.Contents
+    forced: bool = False  # --case-folders: a case folder whatever it holds
+
+    @property
+    def is_case_folder(self) -> bool:
+        """A case root: it holds case files and no Python (or --case-folders says so)."""
+        return self.forced or (self.contents.case_file is not None and self.contents.python is None)
+
+
+class CaseRoots:
+    """The case roots of a run: the ``conformance_paths`` folders, the packaged corpus, and
+    the folders named on the command line that hold case files and no Python (pytest's
+    convention: a folder named on the command line is collected). Every folder under a root
+    is a case folder; a folder or file named on the command line is in one when it is under
+    a root."""
+
+    def __init__(self, roots: list[Path], named: list[NamedFolder] = ()) -> None:
+        self.configured = [Path(os.path.abspath(root)) for root in roots]
+        self.named = list(named)
+        self.roots = self.configured + [folder.path for folder in self.named if folder.is_case_folder]
         self._real: list[Path] | None = None
 
     def holds(self, path: Path) -> bool:
@@ -126,9 +160,81 @@ def case_roots(config: pytest.Config) -> CaseRoots:
     """This run's case roots (read once: the conftest guard asks before pytest_configure)."""
     roots = config.stash.get(roots_key, None)
     if roots is None:
-        roots = CaseRoots([Path(p) for p in config.getini("conformance_paths")] + [CASES_PACKAGE_DIR])
+        configured = CaseRoots([Path(p) for p in config.getini("conformance_paths")] + [CASES_PACKAGE_DIR])
+        roots = CaseRoots(configured.configured, named_folders(config, configured))
         config.stash[roots_key] = roots
     return roots
+
+
+def named_paths(config: pytest.Config) -> list[Path]:
+    """The paths named on the command line (without their ``::`` parts), known before the
+    initial conftests are imported; none with ``--pyargs``."""
+    namespace = getattr(config, "known_args_namespace", None)
+    params = getattr(config, "invocation_params", None)
+    if namespace is None or params is None or getattr(namespace, "pyargs", False):
+        return []
+    invoked = Path(str(params.dir))
+    return [invoked / str(arg).split("::", 1)[0] for arg in getattr(namespace, "file_or_dir", None) or []]
+
+
+def named_folders(config: pytest.Config, configured: CaseRoots) -> list[NamedFolder]:
+    """The folders named on the command line that may be case roots, with what each holds
+    (breadth first, links not followed, ``norecursedirs`` left out, up to the first Python
+    file). Not one under a configured root (it is in a case folder already), nor the
+    folder of pytest's configuration file or a folder above it or above a configured root:
+    that is the project that holds the case folders, not one."""
+    namespace = getattr(config, "known_args_namespace", None)
+    forced = bool(getattr(namespace, "case_folders", False))
+    folders: list[NamedFolder] = []
+    named = named_paths(config)
+    if not named:
+        return folders
+    inipath = getattr(config, "inipath", None)
+    project = Path(os.path.abspath(inipath)).parent if inipath else None
+    patterns = [str(p) for p in config.getini("norecursedirs")]
+    for path in named:
+        path = Path(os.path.abspath(path))
+        if configured.holds(path) or os.path.islink(path) or not path.is_dir():
+            continue
+        if project is not None and (path == project or path in project.parents):
+            continue  # the folder of the configuration file, or above it: the project
+        if any(path in root.parents for root in configured.roots):
+            continue
+        if any(folder.path == path for folder in folders):
+            continue
+        contents = casefolder.survey(path, lambda name: any(fnmatch.fnmatch(name, p) for p in patterns))
+        folders.append(NamedFolder(path, contents, forced))
+    return folders
+
+
+def unclaimed_folders(config: pytest.Config, collected: Iterable[Path]) -> list[str]:
+    """For each folder named on the command line that is no case root and from which
+    nothing was collected, unless it is a folder of Python tests without YAML: why (one
+    line each)."""
+    lines: list[str] = []
+    # a folder of Python tests with no YAML is pytest's business, not this plugin's
+    candidates = [f for f in case_roots(config).named
+                  if not f.is_case_folder and (f.contents.yaml_files or f.contents.python is None)]
+    if not candidates:
+        return lines
+    paths = [Path(os.path.abspath(p)) for p in collected]
+    for folder in candidates:
+        contents = folder.contents
+        if any(p == folder.path or folder.path in p.parents for p in paths):
+            continue
+        if contents.python is not None and contents.case_file is not None:
+            why = (f"it holds Python files ({contents.python}) as well as case files, so it is no case folder "
+                   "and pytest collects it as a folder of Python tests; to run its cases, name the case files or "
+                   "the folders that hold only them, add it to conformance_paths (-o conformance_paths=FOLDER), "
+                   "or pass --case-folders (its Python files are then refused, never imported)")
+        elif contents.yaml_files:
+            why = ("none of the *.yaml files read in it (the first 20) looks like a case file, with a top-level "
+                   "'cases:' list, so it is no case folder")
+        else:
+            why = ("it holds no case file (*.yaml or *.yml; links are not followed, and folders pytest skips, "
+                   "norecursedirs, are not looked into)")
+        lines.append(f"nothing collected from {folder.path}: {why}")
+    return lines
 
 
 def is_case_file(path: Path, session: pytest.Session) -> bool:
@@ -185,7 +291,11 @@ class RefusedFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         display = _display_path(self.path, Path(str(self.config.rootpath)))
         error = CaseFormatError(Location(display, 1, 1), self.why.message, self.why.hint, code=casefolder.CODE)
-        yield CaseErrorItem.from_parent(self, name=f"{self.path.name}[refused]", error=error)
+        collected = self.config.stash.get(collected_key, None)
+        if collected is not None and not isinstance(self.parent, pytest.Session):  # not refused_conftest_items'
+            collected.made += 1
+        yield CaseErrorItem.from_parent(self, error=error, marks=self.config.stash[markers_key].for_error(),
+                                        **_names(self, self.path.name, "refused"))
 
 
 def refused_conftest_items(session: pytest.Session, paths: list[Path], items: list[pytest.Item]) -> list[pytest.Item]:
@@ -211,29 +321,71 @@ class CaseFailed(Exception):
 class CaseFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         index = self.config.stash[index_key]
+        markers = self.config.stash[markers_key]
         display = _display_path(self.path, Path(str(self.config.rootpath)))
         result = index.load(self.path, display)
+        collected = self.config.stash.get(collected_key, None)
+        if collected is not None:
+            collected.files.add(os.path.abspath(self.path))
+        made = 0
         for case_id, error in result.errors:
-            yield CaseErrorItem.from_parent(self, name=f"{case_id or '<file>'}[load]", error=error)
+            made += 1
+            yield CaseErrorItem.from_parent(self, error=error, marks=markers.for_error(case_id),
+                                            **_names(self, case_id or "<file>", "load"))
         for case in result.cases:
             first = index.first_seen.setdefault(case.id, case.location)
             if first is not case.location:
                 error = CaseFormatError(case.location, f"duplicate case id {case.id!r} (first defined at {first})",
                                         "give each case a unique id")
-                yield CaseErrorItem.from_parent(self, name=f"{case.id}[duplicate]", error=error)
+                made += 1
+                yield CaseErrorItem.from_parent(self, error=error, marks=markers.for_error(case.id),
+                                                **_names(self, case.id, "duplicate"))
                 continue
+            case_id = _child_id(self, case.id)
             for framework in index.vocabulary.frameworks:
-                yield CaseItem.from_parent(self, name=f"{case.id}[{framework}]", case=case, framework=framework)
+                made += 1
+                yield CaseItem.from_parent(self, case=case, framework=framework, name=f"{case.id}[{framework}]",
+                                           originalname=case.id, marks=markers.for_case(case, framework),
+                                           **_with_params(case_id, framework))
+        if collected is not None:
+            collected.made += made
+
+
+def _names(parent: pytest.Collector, base: str, param: str) -> dict[str, Any]:
+    """The name of an item ``base[param]``, its ``originalname`` ``base`` and, on a pytest
+    with structured node ids (9.x), its node id with ``param`` as the parametrization: as
+    a parametrized test function has it, so that an id pytest reads back (``--lf``,
+    ``--ff``, ``--sw``: it splits ``[...]`` off as parameters) is this item's."""
+    return {"name": f"{base}[{param}]", "originalname": base, **_with_params(_child_id(parent, base), param)}
+
+
+def _child_id(parent: pytest.Collector, base: str) -> Any:
+    parent_id = getattr(parent, "id", None)  # pytest 9's NodeId; earlier node ids are strings
+    return parent_id.child(base) if parent_id is not None and hasattr(parent_id, "with_params") else None
+
+
+def _with_params(child_id: Any, param: str) -> dict[str, Any]:
+    return {} if child_id is None else {"nodeid": child_id.with_params(param)}
 
 
 class CaseItem(pytest.Item):
-    def __init__(self, *, case: Case, framework: str, **kwargs: Any) -> None:
+    def __init__(self, *, case: Case, framework: str, originalname: str, marks: list[pytest.Mark] = (),
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
         self.framework = framework
+        #: the case id, without the ``[framework]`` of the name (as pytest's Function has it)
+        self.originalname = originalname
         self.keywords[framework] = True
         for tag in case.tags:
             self.keywords[tag] = True
+        # conformance, the framework, the family, the claims (plugin.selection); -k and -m
+        # read them from own_markers, and only the claims are not keywords already
+        self.own_markers.extend(marks)
+        self.keywords[case.family] = True
+        for mark in marks:
+            if mark.name.startswith("claim_"):
+                self.keywords[mark.name] = mark
 
     def runtest(self) -> None:
         adapter = registry.get_adapter(self.framework)
@@ -278,7 +430,10 @@ class CaseItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, self.case.location.line - 1, f"{self.case.id}[{self.framework}]"
+        # Not the bare name: pytest shows a domain that ends the node id with its dots as
+        # '::' (a test method's 'Class.method'), which made -v print node ids that select
+        # nothing (cases/x.yaml::views::view::contiguous[numpy]).
+        return self.path, self.case.location.line - 1, f"case {self.case.id}[{self.framework}]"
 
     def record(self, report: pytest.TestReport) -> dict[str, Any]:
         """This item's results record, for the report that decides it."""
@@ -309,9 +464,14 @@ class CaseItem(pytest.Item):
 class CaseErrorItem(pytest.Item):
     """A case file or case that could not be loaded: fails with the loader's message."""
 
-    def __init__(self, *, error: CaseFormatError, **kwargs: Any) -> None:
+    def __init__(self, *, error: CaseFormatError, originalname: str | None = None,
+                 marks: list[pytest.Mark] = (), **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error
+        self.originalname = originalname or self.name.rsplit("[", 1)[0]
+        for mark in marks:
+            self.own_markers.append(mark)
+            self.keywords[mark.name] = mark
 
     def runtest(self) -> None:
         raise self.error

@@ -2,6 +2,7 @@
 
     conformance run [PATHS] [PYTEST ARGS...]  run the corpus; write reports/results.json,
                                               reports/behaviour.md and reports/behaviour.html
+                                              (a partial run: reports/partial/ instead)
     conformance report RESULTS.json [--check] render (or check) the behaviour reports
     conformance diff OLD.json NEW.json        what changed between two runs
     conformance lint [PATHS]                  check case files: path:line:col: CODE message
@@ -11,11 +12,13 @@
     conformance ops                           print the operation vocabulary (Markdown)
     conformance frameworks                    the registered frameworks and their capabilities
     conformance schema                        the case-file JSON Schema for the registered frameworks
+    conformance --version                     conformance's version and each framework's found
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import shlex
@@ -26,6 +29,8 @@ from typing import Sequence
 from conformance.escaping import for_terminal  # plain Python: the CLI still starts light
 
 DEFAULT_RESULTS = Path("reports") / "results.json"
+# where a run that is not a full run of the corpus writes its results and reports (git-ignored)
+DEFAULT_PARTIAL = Path("reports") / "partial"
 
 
 def _case_roots() -> list[str]:
@@ -48,23 +53,44 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
     )
     from conformance.plugin.progress import ProgressDisplay
 
-    results, reports = Path(args.results), Path(args.reports)
-    paths = args.paths or _case_roots()
+    # A full run of the corpus writes reports/; any other run (a path subset, --frameworks,
+    # -k, -m, --lf, -x stopping early, ...) writes reports/partial/, unless --results or
+    # --reports name where to write (README, "Partial runs").
+    results = Path(args.results) if args.results else DEFAULT_RESULTS
+    reports = Path(args.reports) if args.reports else DEFAULT_RESULTS.parent
+    partial_results = results if args.results else DEFAULT_PARTIAL / DEFAULT_RESULTS.name
+    partial_reports = reports if args.reports else DEFAULT_PARTIAL
+    corpus = _case_roots()
     with contextlib.ExitStack() as held:
-        # Before anything runs: both locations can be written, and no other run is writing
-        # to them; both stay locked until the reports are written. The plugin takes the
-        # results lock again in this process (counted, not waited for).
+        # the locks make the partial folder; a run that wrote nothing there leaves none
+        held.callback(_remove_empty, [p for p in dict.fromkeys([partial_results.parent, partial_reports])
+                                      if not os.path.lexists(p)])
+        # Before anything runs: every location can be written, and no other run is writing
+        # to it; each stays locked until the reports are written. The plugin takes the
+        # results locks again in this process (counted, not waited for).
         try:
-            check_file(results, f"the results file {results}")
-            check_folder(reports, f"the reports in {reports}")
-            held.enter_context(holding(lock_path(results), f"the results file {results}", "conformance run"))
-            held.enter_context(holding(reports_lock_path(reports), f"the reports in {reports}", "conformance run"))
+            for path in dict.fromkeys([results, partial_results]):
+                check_file(path, f"the results file {path}")
+            for folder in dict.fromkeys([reports, partial_reports]):
+                check_folder(folder, f"the reports in {folder}")
+            for path in dict.fromkeys([results, partial_results]):
+                held.enter_context(holding(lock_path(path), f"the results file {path}", "conformance run"))
+            for folder in dict.fromkeys([reports, partial_reports]):
+                held.enter_context(holding(reports_lock_path(folder), f"the reports in {folder}", "conformance run"))
         except OutputError as exc:
             _error(f"conformance: {exc}")
             return 2
-        # the named folders are case folders, whatever the ini file of the checkout says
-        argv = [*paths, "-o", "conformance_paths=" + " ".join(shlex.quote(p) for p in paths),
-                "--conformance-results", str(results), *extra]
+        # pytest's own arguments pass through untouched, in their order (paths, -k EXPR,
+        # -p NAME, -o INI=VALUE, ...): the corpus is pytest's testpaths, which it collects
+        # when no path is named; the corpus folders and every folder named are case
+        # folders (--case-folders), whatever the ini file of the checkout says
+        argv = ["-o", "conformance_paths=" + " ".join(shlex.quote(p) for p in corpus),
+                "-o", "testpaths=" + " ".join(shlex.quote(glob.escape(p)) for p in corpus),
+                "--case-folders", "--conformance-results", str(results)]
+        if partial_results != results:
+            argv += ["--conformance-partial-results", str(partial_results)]
+        if not any(a == "--rootdir" or a.startswith("--rootdir=") for a in extra):
+            argv += ["--rootdir", os.getcwd()]  # testpaths apply only from the rootdir
         if args.frameworks:
             argv += ["--frameworks", args.frameworks]
         if args.numprocesses:
@@ -74,9 +100,10 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
         if sys.stdout.isatty() and not args.plain:
             plugins.append(ProgressDisplay(sys.stdout))
             argv += ["-p", "no:terminal"]
-        code = pytest.main(argv, plugins=plugins)
+        code = pytest.main([*argv, *extra], plugins=plugins)
         if code == pytest.ExitCode.NO_TESTS_COLLECTED:
-            _error(f"conformance: no case collected from {', '.join(paths)}: give case files or folders that hold "
+            named = ", ".join(own.args) if own.args else ", ".join(corpus)
+            _error(f"conformance: no case collected from {named}: give case files or folders that hold "
                    "them (*.yaml with a top-level 'cases:' list)")
             return int(code)
         if own.write_error:  # the plugin said why, in one line
@@ -88,17 +115,32 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
         if own.text is None:
             _error(f"conformance: no results written to {results}")
             return 1
+        out_dir = partial_reports if own.partial else reports
         # this run's own results, as written: never whatever the file holds by now
         data = json.loads(own.text)
         try:
-            written = _write_reports(data, reports)
+            written = _write_reports(data, out_dir)
         except OSError as exc:
-            _error(f"conformance: wrote {results}, but could not write the reports in {reports}: "
+            _error(f"conformance: wrote {own.path}, but could not write the reports in {out_dir}: "
                    f"{error_text(exc)}; the previous reports are left as they were")
             return int(pytest.ExitCode.INTERNAL_ERROR)
         print(for_terminal(_summary(data)))
-        print(for_terminal(f"conformance: wrote {results}, " + ", ".join(str(p) for p in written)))
+        if own.partial:
+            print(for_terminal(f"conformance: not a full run of the corpus ({'; '.join(own.partial)})"))
+        print(for_terminal(f"conformance: wrote {own.path}, " + ", ".join(str(p) for p in written)))
+        if own.partial and out_dir != reports:
+            print(for_terminal(f"conformance: the reports in {reports} were left as they were: only a full run "
+                               "of the corpus (no path, -k, -m, --frameworks, --lf, ... ) updates them; "
+                               "--results and --reports write elsewhere"))
         return int(code)
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    for folder in folders:
+        try:
+            folder.rmdir()  # only when empty
+        except OSError:
+            pass
 
 
 def _own_results() -> object:
@@ -110,13 +152,21 @@ def _own_results() -> object:
 
     class OwnResults:
         text: str | None = None
+        path: Path | None = None  # where the plugin wrote them
+        partial: tuple[str, ...] = ()  # why the run is not a full run of the corpus
         write_error: OSError | None = None
+        args: tuple[str, ...] = ()  # the paths named on the command line
+
+        def pytest_configure(self, config: pytest.Config) -> None:
+            if config.args_source == pytest.Config.ArgsSource.ARGS:
+                self.args = tuple(config.args)
 
         @pytest.hookimpl(trylast=True)  # after the results plugin wrote the file
         def pytest_sessionfinish(self, session: pytest.Session) -> None:
             recorder = session.config.stash.get(results_key, None)
             if recorder is not None:
                 self.text, self.write_error = recorder.written_text, recorder.write_error
+                self.path, self.partial = recorder.target, tuple(recorder.partial)
 
     return OwnResults()
 
@@ -155,7 +205,14 @@ def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
     except ResultsFileError as exc:
         _error(f"conformance report: {exc}")
         return 2
-    out_dir = Path(args.out)
+    partial = (data.get("run") or {}).get("partial") or []
+    if args.out is not None:
+        out_dir = Path(args.out)
+    else:  # the reports of a partial run never replace those of the corpus unless --out says so
+        out_dir = DEFAULT_PARTIAL if partial else DEFAULT_RESULTS.parent
+        if partial:
+            print(for_terminal(f"conformance report: {args.results} is from a partial run "
+                               f"({'; '.join(partial)}): its reports go to {out_dir} (--out names another folder)"))
     if args.check:
         problems = stale_reports(data, out_dir)
         for problem in problems:  # the diff quotes case text
@@ -318,6 +375,31 @@ def cmd_ops(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def version_text() -> str:
+    """``conformance 0.1.0`` and a line per registered framework with the version installed
+    (read from package metadata: no framework is imported)."""
+    import platform
+
+    import pytest
+
+    from conformance import __version__, registry
+
+    lines = [f"conformance {__version__} (Python {platform.python_version()}, pytest {pytest.__version__})"]
+    names = registry.framework_names()
+    width = max(len(name) for name in names) if names else 0
+    for name in names:
+        version = registry.get_adapter(name).version()
+        lines.append(f"  {name:<{width}}  {version or 'not installed'}")
+    return "\n".join(lines) + "\n"
+
+
+class _Version(argparse.Action):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        sys.stdout.write(for_terminal(version_text()))
+        parser.exit(0)
+
+
 def cmd_frameworks(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance import registry
 
@@ -349,13 +431,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="print the version of conformance and of each framework found, and exit")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run the cases on every framework and write the results JSON")
-    run.add_argument("paths", nargs="*", help="case files or folders (default: cases/)")
+    run = sub.add_parser("run", help="run the cases on every framework and write the results JSON",
+                         usage="conformance run [options] [PATHS] [PYTEST OPTIONS]", allow_abbrev=False,
+                         description="Run the corpus (cases/, or the packaged one) or the case files and folders "
+                                     "named, and write the results JSON and both reports. A full run of the "
+                                     f"corpus writes {DEFAULT_RESULTS.parent}/; any other run (a path, --frameworks, "
+                                     f"-k, -m, --lf, -x stopping early, ...) writes {DEFAULT_PARTIAL}/ instead, "
+                                     "unless --results or --reports say where. Any other argument is pytest's: "
+                                     "case paths, -k EXPR, -m EXPR, -x, --lf, -p NAME, -o INI=VALUE, ...")
     run.add_argument("--frameworks", help="comma-separated subset, e.g. torch,numpy")
-    run.add_argument("--results", default=str(DEFAULT_RESULTS), help="results JSON path")
-    run.add_argument("--reports", default=str(DEFAULT_RESULTS.parent),
-                     help="folder for behaviour.md and behaviour.html (default: reports)")
+    run.add_argument("--results", default=None,
+                     help=f"results JSON path, for any run (default: {DEFAULT_RESULTS}, or "
+                          f"{DEFAULT_PARTIAL / DEFAULT_RESULTS.name} for a partial run)")
+    run.add_argument("--reports", default=None,
+                     help=f"folder for behaviour.md and behaviour.html, for any run (default: "
+                          f"{DEFAULT_RESULTS.parent}, or {DEFAULT_PARTIAL} for a partial run)")
     run.add_argument("-n", "--numprocesses", metavar="N",
                      help="run in N worker processes (pytest-xdist), e.g. -n 2 or -n auto")
     run.add_argument("--plain", action="store_true",
@@ -363,7 +456,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.set_defaults(func=cmd_run)
     rep = sub.add_parser("report", help="render behaviour.md and behaviour.html from a results JSON")
     rep.add_argument("results", help="results JSON written by `conformance run` or pytest --conformance-results")
-    rep.add_argument("--out", default=str(DEFAULT_RESULTS.parent), help="output folder (default: reports)")
+    rep.add_argument("--out", default=None,
+                     help=f"output folder (default: {DEFAULT_RESULTS.parent}, or {DEFAULT_PARTIAL} for the results "
+                          "of a partial run)")
     rep.add_argument("--check", action="store_true",
                      help="write nothing; exit 1 if the reports in --out differ from what the results give")
     rep.set_defaults(func=cmd_report)

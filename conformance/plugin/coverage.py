@@ -1,0 +1,131 @@
+"""Whether a run covered the whole corpus: the rule that keeps a partial run from replacing
+the committed reports (README, "Partial runs").
+
+A run is **full** when it ran every item of every case file of the corpus on every
+registered framework: every case file under the corpus roots (the ``conformance_paths``
+folders, else the packaged corpus) was collected and no other; every item those files
+made was collected (no node ids named, no ``--lf`` filtering of a file's items); none was
+deselected (``-k``, ``-m``, ``--frameworks``, ``--deselect``, ``--lf``); and every selected
+item ran to a result (no ``-x`` or ``--maxfail`` stop). An interrupted run writes nothing at
+all (plugin.ResultsRecorder). Anything else is **partial**, and :func:`partial_reasons`
+says why, one reason per way.
+
+:class:`Coverage` counts on the process that collects (the pytest process, or each
+pytest-xdist worker, which hands its counts to the controller through ``workeroutput``);
+the results recorder on the controller turns them into reasons.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.load.folders import scan
+
+WORKEROUTPUT_KEY = "conformance_coverage"
+SHOWN = 3  # file names shown in a reason before "and N more"
+
+
+def is_case_item(item: pytest.Item) -> bool:
+    from conformance.plugin.collect import CaseErrorItem, CaseItem
+
+    return isinstance(item, (CaseItem, CaseErrorItem))
+
+
+class Coverage:
+    """Counts, on the process that collects, what a session took of the corpus."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.collected = 0  # case items pytest collected
+        self.deselected = 0  # of those, deselected by anything
+        self.summary: dict[str, Any] | None = None
+
+    def pytest_itemcollected(self, item: pytest.Item) -> None:
+        if is_case_item(item):
+            self.collected += 1
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected += sum(1 for item in items if is_case_item(item))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from conformance.plugin.collect import collected_key
+
+        made = session.config.stash.get(collected_key, None)
+        files = made.files if made is not None else set()
+        corpus = {os.path.abspath(p) for p in scan(corpus_roots(session.config))[0]}
+        wanted = self.config.getoption("frameworks")
+        self.summary = {
+            "made": made.made if made is not None else 0,
+            "collected": self.collected,
+            "deselected": self.deselected - (made.by_frameworks if made is not None else 0),
+            "selected": sum(1 for item in session.items if is_case_item(item)),
+            "frameworks": [n.strip() for n in wanted.split(",") if n.strip()] if wanted else None,
+            "missing": sorted(_shown(corpus - files, session.config)),
+            "missing_count": len(corpus - files),
+            "outside": sorted(_shown(files - corpus, session.config)),
+            "outside_count": len(files - corpus),
+            "roots": [_display(Path(root), session.config) for root in corpus_roots(session.config)],
+        }
+        workeroutput = getattr(session.config, "workeroutput", None)
+        if workeroutput is not None:  # a pytest-xdist worker: the controller decides
+            workeroutput[WORKEROUTPUT_KEY] = self.summary
+
+
+def corpus_roots(config: pytest.Config) -> list[Path]:
+    """The folders whose case files make the corpus: ``conformance_paths``, else the
+    packaged corpus."""
+    from conformance.plugin.collect import CASES_PACKAGE_DIR
+
+    configured = [Path(p) for p in config.getini("conformance_paths")]
+    return configured or [CASES_PACKAGE_DIR]
+
+
+def _display(path: Path, config: pytest.Config) -> str:
+    try:
+        return os.path.relpath(path, str(config.invocation_params.dir))
+    except ValueError:
+        return str(path)
+
+
+def _shown(paths: set[str], config: pytest.Config) -> list[str]:
+    return [_display(Path(p), config) for p in sorted(paths)[:SHOWN]]
+
+
+def _names(shown: list[str], count: int) -> str:
+    more = f" and {count - len(shown)} more" if count > len(shown) else ""
+    return ", ".join(shown) + more
+
+
+def partial_reasons(summary: dict[str, Any] | None, recorded: int, frameworks: list[str]) -> list[str]:
+    """Why the run is not a full run of the corpus (empty: it is one). ``summary``: the
+    collecting process's :class:`Coverage` summary (None: no process said what it
+    collected); ``recorded``: the records of case items written; ``frameworks``: every
+    registered framework."""
+    if summary is None:
+        return [("what the run collected is not known (its collection did not finish, or no pytest-xdist worker "
+                 "reported it)")]
+    reasons = []
+    roots = ", ".join(summary["roots"])
+    if summary["missing_count"]:
+        reasons.append(f"{summary['missing_count']} of the corpus's case files not collected (a path subset, "
+                       f"--ignore, --lf): {_names(summary['missing'], summary['missing_count'])}")
+    if summary["outside_count"]:
+        reasons.append(f"{summary['outside_count']} case files from outside the corpus ({roots}): "
+                       f"{_names(summary['outside'], summary['outside_count'])}")
+    left_out = summary["made"] - summary["collected"]
+    if left_out > 0:
+        reasons.append(f"{left_out} case items left out at collection (node ids, --lf)")
+    chosen = summary["frameworks"]
+    if chosen and set(frameworks) - set(chosen):
+        reasons.append(f"only {', '.join(chosen)} (--frameworks; not {', '.join(f for f in frameworks if f not in chosen)})")
+    if summary["deselected"]:
+        reasons.append(f"{summary['deselected']} case items deselected (-k, -m, --deselect, --lf)")
+    not_run = summary["selected"] - recorded
+    if not_run > 0:
+        reasons.append(f"{not_run} of {summary['selected']} selected case items did not run (-x, --maxfail)")
+    return reasons
