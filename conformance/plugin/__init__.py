@@ -305,6 +305,7 @@ class ResultsRecorder:
         self.not_written: str | None = None  # why the file was left as it was
         self.written_text: str | None = None  # the file's text, once written
         self.write_error: OSError | None = None  # why writing it failed at the end
+        self.say_partial = True  # conformance run says it itself, with where the reports went
         self._sigterm: Any = None
         self._locks: list[Path] = []
 
@@ -428,7 +429,7 @@ class ResultsRecorder:
             terminalreporter.write_line(for_terminal(f"conformance: {self.not_written}; results file {self.target} "
                                                      "left as it was"), yellow=True)
         line = self.partial_line()
-        if line:
+        if line and self.say_partial:
             terminalreporter.write_line(line, yellow=True)
 
 

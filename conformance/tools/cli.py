@@ -161,6 +161,11 @@ def _own_results() -> object:
             if config.args_source == pytest.Config.ArgsSource.ARGS:
                 self.args = tuple(config.args)
 
+        def pytest_sessionstart(self, session: pytest.Session) -> None:
+            recorder = session.config.stash.get(results_key, None)
+            if recorder is not None:  # the summary below says it, with where the reports went
+                recorder.say_partial = False
+
         @pytest.hookimpl(trylast=True)  # after the results plugin wrote the file
         def pytest_sessionfinish(self, session: pytest.Session) -> None:
             recorder = session.config.stash.get(results_key, None)
