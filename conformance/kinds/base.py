@@ -58,7 +58,11 @@ class Checking(Protocol):
 
     adapter: Any  # the framework's adapter: its probes (to_numpy, overlaps, version_of, ...)
     failed: Any  # the record of the step that raised, or None
-    steps: Sequence[Any]  # every step's record, step n at n - 1
+
+    @property
+    def steps(self) -> Sequence[Any]:
+        """Every step's record, step n at n - 1."""
+        ...
 
     def lookup(self, name: str, what: str, key: ResultKey) -> tuple[bool, Any]:
         """(True, the object bound to ``name``), or (False, None) after recording that it

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from typing import Any, Collection, Iterable, NoReturn, Sequence
+from typing import Any, Collection, Iterable, NoReturn, Sequence, cast
 
 from conformance.ir import Step
 from conformance.limits import MAX_ELEMENTS
@@ -241,7 +241,7 @@ def _regular_numbers(value: Any, kinds: set[str]) -> tuple[Any, tuple[int, ...]]
         row_kinds = {_NUMBER_KINDS.get(type(v)) for v in value}
         if None in row_kinds:
             return None
-        kinds |= row_kinds
+        kinds |= cast("set[str]", row_kinds)
         return list(value), (len(value),)
     rows = []
     shape = None
@@ -251,7 +251,7 @@ def _regular_numbers(value: Any, kinds: set[str]) -> tuple[Any, tuple[int, ...]]
             return None
         rows.append(checked[0])
         shape = checked[1]
-    return rows, (len(value),) + shape
+    return rows, (len(value),) + cast("tuple[int, ...]", shape)  # value is not empty: shape is set
 
 
 def is_number(v: Any) -> bool:
