@@ -16,6 +16,7 @@ from typing import Any
 from conformance import limits
 from conformance.adapters.base import OPERATOR_SYMBOLS, NotApplicable
 from conformance.limits import LimitExceeded
+from conformance.run.memory import Bounds, ProbeFailed, Unwritten
 from conformance import kinds
 from conformance.kinds.base import plain
 from conformance.model import Case, Expect, Location, ResultKey
@@ -83,11 +84,6 @@ class _Refused(Exception):
     """The case broke a limit of conformance.limits; the message names the step."""
 
 
-class _ProbeFailed(Exception):
-    """An adapter probe the engine ran between operations raised: an adapter bug, raised
-    out of the engine (as its cause), never recorded as the framework's behaviour."""
-
-
 def case_seed(case_id: str) -> int:
     return zlib.crc32(case_id.encode()) & 0x7FFFFFFF
 
@@ -148,9 +144,8 @@ class _Runner:
         # that id() values are never reused during the case
         self.first_version: dict[int, int | None] = {}
         self.keep: list[Any] = []
-        # arrays that hold memory nobody wrote (empty(), a grown resize_(), and whatever
-        # was computed from them): id -> (the array, kept alive; where it came from)
-        self.uninitialised: dict[int, tuple[Any, str]] = {}
+        self.bounds = Bounds(adapter)
+        self.unwritten = Unwritten(adapter, self.bounds)
         self.step: Step | None = None  # the step running
 
     # ---- statements
@@ -182,7 +177,7 @@ class _Runner:
                     self.statement(step)
                 except NotApplicable as exc:
                     raise _NotApplicableAtRun(str(exc)) from None
-                except _ProbeFailed as exc:
+                except ProbeFailed as exc:
                     raise exc.__cause__ from None  # type: ignore[misc]
                 except LimitExceeded as exc:
                     raise _Refused(f"step {step.number} {step.text!r} ({step.location}): {exc} "
@@ -248,7 +243,7 @@ class _Runner:
         """``obj[index] = value``: the adapter's op:setitem. It makes nothing (it writes into
         ``obj``, whose elements are bounded already), so no bound applies to what it makes."""
         self.adapter.ops["op:setitem"](obj, index, value)
-        self.spread_uninitialised((index, value), written=(obj,), made=None)
+        self.unwritten.spread((index, value), written=(obj,), made=None)
 
     # ---- expressions
 
@@ -277,15 +272,11 @@ class _Runner:
         allocate and the tensors it would broadcast or join are checked before the call,
         whatever it made after."""
         name = key.partition(":")[2] or key
-        requested = limits.shape_request(key, args)
-        if requested is not None:
-            limits.check_elements(requested, f"{name}() would make")
-        self.check_inputs(f"{name}()", (*args, *kwargs.values()))
-        grows = key in limits.UNINITIALISED_WHEN_GROWN and bool(args) and self.adapter.is_array(args[0])
-        before = _numel(self.shape(args[0])) if grows else None
+        self.bounds.before_call(key, name, args, kwargs)
+        before = self.unwritten.elements_before(key, args)
         result = self.adapter.ops[key](*args, **kwargs)
-        self.check_made(result, f"{name}() made")
-        self.note_uninitialised(key, args, kwargs, result, before)
+        self.bounds.made(result, f"{name}() made")
+        self.unwritten.after_call(key, args, kwargs, result, self.step.number if self.step else 0, before)
         return result
 
     def python_operator(self, op: str, *operands: Any) -> Any:
@@ -294,81 +285,16 @@ class _Runner:
         operation = self.adapter.ops["op:" + op]
         if any(self.adapter.is_array(o) for o in operands):
             symbol = f"'{OPERATOR_SYMBOLS.get(op, op)}'"
-            self.check_inputs(symbol, operands)
+            self.bounds.inputs(symbol, operands)
             result = operation(*operands)
-            self.check_made(result, f"{symbol} made")
+            self.bounds.made(result, f"{symbol} made")
             written = operands[:1] if op.startswith("i") and op != "invert" else ()
-            self.spread_uninitialised(operands, written=written, made=result)
+            self.unwritten.spread(operands, written=written, made=result)
             return result
         limits.check_python_operation(op, operands)
         result = operation(*operands)
         limits.check_python_value(result, f"'{OPERATOR_SYMBOLS.get(op, op)}' made")
         return result
-
-    def check_inputs(self, name: str, values: tuple) -> None:
-        """Bound what an operation can make from its tensor arguments: the broadcast of the
-        tensors passed directly (x + y of shapes (n, 1) and (1, n) makes n * n elements), and
-        the elements of tensors passed in a list (cat([x] * k))."""
-        direct = [self.shape(v) for v in values if self.adapter.is_array(v)]
-        if len(direct) > 1:
-            limits.check_elements(limits.broadcast_elements(direct), f"{name} would broadcast to")
-        for v in values:
-            if isinstance(v, (list, tuple)) and len(v) > 1:
-                joined = sum(_numel(self.shape(t)) for t in v if self.adapter.is_array(t))
-                limits.check_elements(joined, f"{name} would join tensors of")
-
-    def check_made(self, value: Any, what: str) -> None:
-        if self.adapter.is_array(value):
-            limits.check_elements(_numel(self.shape(value)), what)
-        elif isinstance(value, (list, tuple)):
-            limits.check_python_value(value, what)
-            for item in value:
-                if self.adapter.is_array(item):
-                    limits.check_elements(_numel(self.shape(item)), what)
-        else:
-            limits.check_python_value(value, what)
-
-    def shape(self, array: Any) -> tuple[int, ...]:
-        try:
-            return tuple(self.adapter.shape_of(array))
-        except Exception as exc:
-            raise _ProbeFailed() from exc
-
-    # ---- memory nobody wrote
-
-    def note_uninitialised(self, key: str, args: tuple, kwargs: dict[str, Any], result: Any,
-                           elements_before: int | None) -> None:
-        """Mark what an operation left holding memory nobody wrote (``elements_before``: the
-        receiver's elements before a call that may grow it)."""
-        step = self.step.number if self.step else 0
-        name = key.partition(":")[2]
-        if key in limits.UNINITIALISED_ALWAYS:
-            self.mark_uninitialised(result, f"{name}() at step {step}")
-        elif elements_before is not None and _numel(self.shape(args[0])) > elements_before:
-            self.mark_uninitialised(args[0], f"{name}() at step {step}, which grew the tensor")
-        writes_receiver = key.startswith("method:") and key.endswith("_")
-        receiver = args[:1] if writes_receiver else ()
-        out = tuple(v for k, v in kwargs.items() if k == "out")
-        if key in limits.WRITES_EVERY_ELEMENT and receiver and \
-                not any(id(v) in self.uninitialised for v in _arrays((*args[1:], *kwargs.values()))):
-            self.uninitialised.pop(id(receiver[0]), None)
-            return
-        self.spread_uninitialised((*args, *kwargs.values()), written=(*receiver, *out), made=result)
-
-    def spread_uninitialised(self, inputs: tuple, written: tuple, made: Any) -> None:
-        """What is computed from uninitialised memory, or written with it, holds it too."""
-        if not self.uninitialised:
-            return
-        source = next((self.uninitialised[id(v)][1] for v in _arrays(inputs) if id(v) in self.uninitialised), None)
-        if source is None:
-            return
-        for target in (*written, *_arrays((made,))):
-            self.mark_uninitialised(target, source)
-
-    def mark_uninitialised(self, value: Any, where: str) -> None:
-        for array in _arrays((value,)):
-            if self.adapter.is_array(array) and id(array) not in self.uninitialised:
-                self.uninitialised[id(array)] = (array, where)
 
     def note_new_objects(self) -> None:
         for obj in self.env.values():
@@ -376,25 +302,6 @@ class _Runner:
                 self.keep.append(obj)
                 self.first_version[id(obj)] = (
                     self.adapter.version_of(obj) if self.adapter.is_array(obj) else None)
-
-
-def _arrays(values: tuple) -> list[Any]:
-    """The values, and the items of lists and tuples among them (one level: split() results,
-    cat() arguments)."""
-    out = []
-    for v in values:
-        if isinstance(v, (list, tuple)):
-            out.extend(v)
-        elif v is not None:
-            out.append(v)
-    return out
-
-
-def _numel(shape: Any) -> int:
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
 
 
 def _bounded(text: str, limit: int = limits.MAX_MESSAGE_CHARS) -> str:
@@ -437,8 +344,7 @@ class _Checker:
         return self.r.first_version.get(id(obj))
 
     def unwritten(self, obj: Any) -> str | None:
-        entry = self.r.uninitialised.get(id(obj))
-        return None if entry is None else entry[1]
+        return self.r.unwritten.where(obj)
 
     def record(self, key: ResultKey, value: Any) -> None:
         self.outcome.observed[key] = plain(value)
