@@ -236,7 +236,7 @@ class GlobalState:
 
     name: str
     get: Callable[[], Any]
-    set: Callable[[Any], None]
+    set: Callable[[Any], object]  # what a setter returns (np.seterr: the old state) is not used
     # restored whether or not it changed: state that cannot be compared cheaply (RNGs)
     always_restore: bool = False
     # for state that changes by itself as cases run, so that restoring what the previous
@@ -276,14 +276,17 @@ def python_warnings_state() -> GlobalState:
     warning: paddle/base/layers/math_op_patch.py). The registries are reset, so a warning
     shown once per location or once per process is shown again in every item."""
 
-    def get() -> tuple[list, list, str]:
-        return warnings.filters, list(warnings.filters), warnings.defaultaction
+    # the module's documented state: filters (a list) and defaultaction, which the stubs omit
+    module: Any = warnings
 
-    def restore(saved: tuple[list, list, str]) -> None:
+    def get() -> tuple[Any, list[Any], str]:
+        return module.filters, list(module.filters), module.defaultaction
+
+    def restore(saved: tuple[Any, list[Any], str]) -> None:
         filters, content, default = saved
         filters[:] = content
-        warnings.filters = filters
-        warnings.defaultaction = default
+        module.filters = filters
+        module.defaultaction = default
         forget_shown_warnings()  # as warnings.filterwarnings() does after changing the list
 
     return GlobalState("python.warnings", get, restore, reset=forget_shown_warnings)

@@ -6,8 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.adapters.base import (
-    NUMPY_CONVERSIONS, NUMPY_ERRORS, Adapter, NotApplicable, Operation, absent,
-    attribute, dtype_named, is_device_name,
+    NUMPY_CONVERSIONS,
+    NUMPY_ERRORS,
+    Adapter,
+    NotApplicable,
+    Operation,
+    absent,
+    attribute,
+    dtype_named,
+    is_device_name,
 )
 
 _NO_AUTOGRAD = "NumPy has no autograd"

@@ -10,8 +10,18 @@ import re
 from typing import Any
 
 from conformance.adapters.base import (
-    NUMPY_CONVERSIONS, Adapter, GlobalState, Layout, NotApplicable, Operation, absent,
-    attribute, attributes_state, dtype_named, is_device_name, passthrough,
+    NUMPY_CONVERSIONS,
+    Adapter,
+    GlobalState,
+    Layout,
+    NotApplicable,
+    Operation,
+    absent,
+    attribute,
+    attributes_state,
+    dtype_named,
+    is_device_name,
+    passthrough,
 )
 
 METHODS = (

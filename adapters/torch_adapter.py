@@ -9,8 +9,17 @@ import warnings
 from typing import Any
 
 from conformance.adapters.base import (
-    NUMPY_CONVERSIONS, Adapter, GlobalState, Layout, Operation, absent, attribute,
-    attributes_state, dtype_named, is_device_name, passthrough,
+    NUMPY_CONVERSIONS,
+    Adapter,
+    GlobalState,
+    Layout,
+    Operation,
+    absent,
+    attribute,
+    attributes_state,
+    dtype_named,
+    is_device_name,
+    passthrough,
 )
 from conformance.model import DTYPES
 

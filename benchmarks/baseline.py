@@ -47,10 +47,10 @@ from pathlib import Path
 from typing import Any
 
 from conformance import kinds, registry
-from conformance.run.engine import PASS, not_applicable, run
+from conformance.ir import AttrTarget, Const, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step
 from conformance.load.reader import load_file
 from conformance.model import Case
-from conformance.ir import AttrTarget, Const, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step
+from conformance.run.engine import PASS, not_applicable, run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -201,7 +201,8 @@ class Writer:
 
 
 def spec_source(spec: Any) -> str:
-    return (f"TensorSpec({spec.name!r}, {literal(spec.values) if not hasattr(spec.values, 'rule') else repr(spec.values)}, "
+    values = literal(spec.values) if not hasattr(spec.values, "rule") else repr(spec.values)
+    return (f"TensorSpec({spec.name!r}, {values}, "
             f"{spec.dtype!r}, {spec.shape!r}, requires_grad={spec.requires_grad}, kind={spec.kind!r}, "
             f"writeable={spec.writeable}, imag={literal(spec.imag)})")
 

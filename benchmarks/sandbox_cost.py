@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from conformance import registry
-from conformance.run.engine import not_applicable, run
 from conformance.load.reader import load_file
+from conformance.run.engine import not_applicable, run
 from conformance.run.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,4 +13,4 @@ __version__ = "0.1.0"
 # make the same subpackage names resolve to those folders.
 _checkout = Path(__file__).resolve().parent.parent
 if not (Path(__file__).parent / "adapters").is_dir() and (_checkout / "adapters" / "__init__.py").is_file():
-    __path__.append(str(_checkout))  # type: ignore[name-defined]  # noqa: F821
+    __path__.append(str(_checkout))  # noqa: F821 - a package's __path__, which pyflakes does not know

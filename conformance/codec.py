@@ -63,7 +63,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from operator import attrgetter
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Union
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Union, cast
 
 TUPLE, DICT, COMPLEX, ELLIPSIS = "()", "{}", "1j", "..."
 _TAGS = (TUPLE, DICT, COMPLEX, ELLIPSIS)
@@ -110,8 +110,9 @@ def _kind(cls: Any, name: str | None = None, names: tuple[str, ...] | None = Non
         if not all(isinstance(n, str) for n in names):
             raise TypeError(f"codec: the fields of {cls.__qualname__} must be attribute names")
         return _Kind(name, _getter(names), _declared_builder(cls, name, len(names)))
-    if issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple):
-        return _Kind(name, _identity, _namedtuple_builder(cls, name, len(cls._fields)))
+    fields = getattr(cls, "_fields", None)
+    if issubclass(cls, tuple) and isinstance(fields, tuple):
+        return _Kind(name, _identity, _namedtuple_builder(cls, name, len(fields)))
     if dataclasses.is_dataclass(cls):
         names = tuple(f.name for f in dataclasses.fields(cls))
         return _Kind(name, _getter(names), _dataclass_builder(cls, name, names))
@@ -138,7 +139,7 @@ def _wrong_fields(name: str, count: int, values: Any) -> CodecError:
 
 
 def _dataclass_builder(cls: type, name: str, names: tuple[str, ...]) -> Callable[[Any], Any]:
-    count, new = len(names), cls.__new__
+    count, new = len(names), cast(Callable[[type], Any], cls.__new__)
     if "__slots__" in cls.__dict__:
         def build(values: Any) -> Any:
             if type(values) is not list or len(values) != count:
@@ -222,9 +223,13 @@ class Allowlist:
     and keep it (making it inspects every class)."""
 
     def __init__(self, types: Types, *, _open: bool = False) -> None:
-        if isinstance(types, Allowlist):
-            types = types.types
-        entries = list(types.items()) if isinstance(types, Mapping) else [(None, t) for t in types]
+        entries: list[tuple[str | None, Any]]
+        if isinstance(types, Allowlist):  # its (name, entry) pairs, as made
+            entries = list(types.types)
+        elif isinstance(types, Mapping):
+            entries = list(types.items())
+        else:
+            entries = [(None, t) for t in types]
         self.types: tuple[tuple[str | None, Any], ...] = tuple(entries)
         self.open = _open  # encoding takes any supported class (dumps without types)
         self.kinds: dict[type, _Kind] = {}
@@ -307,13 +312,13 @@ def allowlist(types: Types) -> Allowlist:
     """The :class:`Allowlist` of ``types`` (kept for the next call with equal ``types``)."""
     if isinstance(types, Allowlist):
         return types
-    key = tuple(types.items()) if isinstance(types, Mapping) else tuple(types)
+    key: tuple[Any, ...] = tuple(types.items()) if isinstance(types, Mapping) else tuple(types)
     try:
         return _compiled[key]
     except KeyError:
         pass
     except TypeError:  # an unhashable entry: made every time
-        return Allowlist(key if not isinstance(types, Mapping) else types)
+        return Allowlist(types)
     if len(_compiled) >= 32:
         _compiled.clear()
     made = _compiled[key] = Allowlist(types)

@@ -106,7 +106,8 @@ def check_python_operation(op: str, operands: tuple[Any, ...]) -> None:
     if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
         if base == "mul":
             sequence, times = (a, b) if isinstance(a, (list, tuple)) else (b, a)
-            if isinstance(times, int) and len(sequence) * max(times, 0) > MAX_SEQUENCE_ITEMS:
+            if isinstance(sequence, (list, tuple)) and isinstance(times, int) and \
+                    len(sequence) * max(times, 0) > MAX_SEQUENCE_ITEMS:
                 raise LimitExceeded(f"repeating a sequence of {len(sequence):,} items {times:,} times makes more "
                                     f"than {MAX_SEQUENCE_ITEMS:,} items")
         elif base == "add" and isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
@@ -114,7 +115,7 @@ def check_python_operation(op: str, operands: tuple[Any, ...]) -> None:
                 raise LimitExceeded(f"joining sequences makes {len(a) + len(b):,} items; at most "
                                     f"{MAX_SEQUENCE_ITEMS:,}")
         return
-    if type(a) in (int, bool) and type(b) in (int, bool):
+    if isinstance(a, int) and isinstance(b, int):  # bool is an int too
         bits = _result_bits(base, int(a), int(b))
         if bits > MAX_INT_BITS:
             raise LimitExceeded(f"{base} of two integers would make a number of about {bits:,} bits; at most "

@@ -61,7 +61,7 @@ class FakeAdapter(Adapter):
 def _warn(x: np.ndarray) -> np.ndarray:
     import warnings
 
-    warnings.warn("this op is deprecated", DeprecationWarning)
+    warnings.warn("this op is deprecated", DeprecationWarning, stacklevel=2)
     return x
 
 

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from results_factory import sample
 
 from conformance.report import analysis
-
 from conformance.report import html as report_html
-from results_factory import sample
 
 CHROMIUM = os.environ.get("CONFORMANCE_CHROMIUM", "/usr/bin/chromium")
 # Chromium's own background connections are refused on a closed network; keep it quiet.
@@ -151,7 +150,7 @@ def test_hostile_case_text_is_shown_as_text(browser: Any, hostile_report: Path) 
         assert ("::error::pwned [click](http://evil) ![img](http://evil/i.png) __iadd__ <script>alert(1)</script> "
                 "<img src=x onerror=\"window.pwned='img'\"><script>window.pwned='script'</script>") in title
         reason = page.locator("#case-copies\\.clone\\.broken td[data-fw=torch]").inner_text()
-        assert "##vso[task.setvariable variable=x]y [click](http://evil) *bold* `code` | cell <script>x</script>" in reason
+        assert "##vso[task.setvariable variable=x]y [click](http://evil) *bold* `code` | cell <script>x</script>" in reason  # noqa: E501
         for href in page.eval_on_selector_all("a[href]", "links => links.map(a => a.getAttribute('href'))"):
             assert href.startswith(("#", "../cases/", "https://example.org/")), href
         # the odd framework's column hides with its box

@@ -35,14 +35,13 @@ from typing import Any, Callable, Iterator
 import pytest
 from _pytest import runner
 from _pytest.config import PytestPluginManager
+from test_plugin import GOOD
 
 from conformance import registry
-
-from conformance.plugin import guard
 from conformance.load.folders import CODE
-from conformance.tools.lint import lint_paths
 from conformance.load.reader import Vocabulary, load_file, read_case_file
-from test_plugin import GOOD
+from conformance.plugin import guard
+from conformance.tools.lint import lint_paths
 
 pytest_plugins = ["pytester"]
 
@@ -202,7 +201,7 @@ HOLES: dict[str, Callable[[Tree], None]] = {f.__name__: f for f in (
     doctest_file, loop_pair, parent_links, link_outside, link_to_machine_root, link_to_stdin, fifo,
     link_to_case_file, other_file)}
 # the holes whose payload plain pytest runs (the controls below)
-PYTHON_HOLES = ["conftest_link_in_subfolder", "conftest_link_in_root", "conftest_file", "python_test_file", "python_test_link",
+PYTHON_HOLES = ["conftest_link_in_subfolder", "conftest_link_in_root", "conftest_file", "python_test_file", "python_test_link",  # noqa: E501
                 "doctest_file", "link_outside"]
 
 

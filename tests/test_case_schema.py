@@ -19,11 +19,8 @@ import pytest
 import yaml
 
 from conformance import kinds, registry
-
-from conformance.load import inputs, overrides, steplist
+from conformance.load import inputs, overrides, steplist, steps
 from conformance.load import reader as loader
-
-from conformance.load import steps
 from conformance.load.reader import load_file
 from conformance.model import CLAIM_STANCES, DTYPES, ERROR_KINDS
 from conformance.tools import schema as schema_tool

@@ -22,11 +22,20 @@ from pathlib import Path
 import pytest
 
 from conformance import registry
-
 from conformance.load import cache as casecache
 from conformance.load.cache import (
-    ENTRY_SUFFIX, ENTRY_TYPES, KEY_BYTES, KEY_FILE, MAC_BYTES, CacheRefused, CaseCache, default_directory,
-    folder_problem, key_problem, make_cache, open_directory,
+    ENTRY_SUFFIX,
+    ENTRY_TYPES,
+    KEY_BYTES,
+    KEY_FILE,
+    MAC_BYTES,
+    CacheRefused,
+    CaseCache,
+    default_directory,
+    folder_problem,
+    key_problem,
+    make_cache,
+    open_directory,
 )
 from conformance.load.reader import LoadResult, Vocabulary, load_file
 

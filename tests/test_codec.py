@@ -34,11 +34,14 @@ pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from conformance import codec, registry  # noqa: E402
-from conformance.load.cache import ENTRY_TYPES  # noqa: E402
+from conformance import (  # noqa: E402
+    codec,
+    kinds,  # noqa: E402
+    registry,
+)
 from conformance.codec import CodecError, Fields  # noqa: E402
+from conformance.load.cache import ENTRY_TYPES  # noqa: E402
 from conformance.load.reader import LoadResult, load_file  # noqa: E402
-from conformance import kinds  # noqa: E402
 from conformance.model import CASE_TYPES, CaseFormatError, Location  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -357,8 +360,8 @@ def test_malformed_input_is_a_codec_error(data: str, message: str) -> None:
 
 def test_any_bytes_like_input_or_str_is_read() -> None:
     data = codec.dumps([Location("f", 1), (1,)])
-    for given in (data, bytearray(data), memoryview(b"xx" + data)[2:], data.decode()):
-        assert ENTRY_TYPES.loads(given) == [Location("f", 1), (1,)]
+    for encoded in (data, bytearray(data), memoryview(b"xx" + data)[2:], data.decode()):
+        assert ENTRY_TYPES.loads(encoded) == [Location("f", 1), (1,)]
 
 
 def test_bytes_that_are_not_utf8_are_a_codec_error() -> None:

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from entry_points import subprocess_env
 
 ROOT = Path(__file__).resolve().parent.parent

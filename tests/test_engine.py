@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import textwrap
 
-from conformance.run.engine import FAIL, NOT_APPLICABLE, PASS, run
+from fake_adapter import FakeAdapter, LyingAdapter
+
 from conformance.load.reader import Vocabulary, load_text
 from conformance.model import Case, ResultKey
-from fake_adapter import FakeAdapter, LyingAdapter
+from conformance.run.engine import FAIL, NOT_APPLICABLE, PASS, run
 
 FRAMEWORKS = ("fake", "liar")
 
@@ -29,7 +30,8 @@ cases:
 
 
 def test_inplace_method_passes_when_expectations_hold() -> None:
-    c = case(["y = x.add_(1)"], "{same_object: {y & x: true}, values: {x: [2.0, 3.0, 4.0, 5.0]}, version_change: {x: 1}}")
+    c = case(["y = x.add_(1)"], "{same_object: {y & x: true}, values: {x: [2.0, 3.0, 4.0, 5.0]}, "
+                                "version_change: {x: 1}}")
     outcome = run(c, FakeAdapter())
     assert outcome.verdict == PASS, outcome.mismatches
     assert outcome.observed[ResultKey("values", ("x",))] == [2.0, 3.0, 4.0, 5.0]
@@ -109,7 +111,7 @@ def test_missing_operation_is_not_applicable() -> None:
 
 
 def test_override_not_applicable_and_override_expectation() -> None:
-    extra = "    frameworks:\n      liar: {not_applicable: it lies}\n      fake: {reason: r, expect: {values: {y: [5.0, 5.0]}}}\n"
+    extra = "    frameworks:\n      liar: {not_applicable: it lies}\n      fake: {reason: r, expect: {values: {y: [5.0, 5.0]}}}\n"  # noqa: E501
     c = case(["y = x.clone()", "y.add_(3)"], "{values: {y: [0.0, 0.0]}}", given="{x: [2.0, 2.0]}", extra=extra)
     assert run(c, LyingAdapter()).reason == "not applicable: it lies"
     fake = run(c, FakeAdapter())

@@ -23,17 +23,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from conformance.report import analysis
-
-from conformance.report import html as report_html
-
-from conformance.report import markdown as report_md
-from conformance.escaping import for_markdown, for_terminal, markdown_code, markdown_url
-from conformance.tools.lint import Finding
-from conformance.model import Location
 from entry_points import TESTS, register, subprocess_env
 from results_factory import sample
+
+from conformance.escaping import for_markdown, for_terminal, markdown_code, markdown_url
+from conformance.model import Location
+from conformance.report import analysis
+from conformance.report import html as report_html
+from conformance.report import markdown as report_md
+from conformance.tools.lint import Finding
 
 # ---- what a CI runner takes for a command
 
@@ -295,7 +293,7 @@ def hostile_results() -> dict[str, Any]:
     info["file"] = "cases/copies/[x](http:evil).yaml"
     for r in doc["results"]:
         if r["case"] == "copies.clone.broken" and r["framework"] == "torch":
-            r["reason"] = "##vso[task.setvariable variable=x]y [click](http://evil) *bold* `code` | cell <script>x</script>"
+            r["reason"] = "##vso[task.setvariable variable=x]y [click](http://evil) *bold* `code` | cell <script>x</script>"  # noqa: E501
         if r["case"] == "views.expand.paddle_copies" and r["framework"] == "paddle":
             r["reason"] = "Paddle copies ![img](http://evil/i.png) (https://example.org/paddle_doc)"
     doc["cases"]["views.expand.paddle_copies"]["overrides"]["paddle"]["reason"] = \

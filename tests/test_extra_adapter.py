@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from conformance import registry
-from conformance.run.engine import FAIL, NOT_APPLICABLE, PASS, SKIPPED, run
-from conformance.load.reader import Vocabulary, load_file, load_text
-from conformance.model import ResultKey
 from entry_points import register, subprocess_env
 from extra_adapter.minimal import MinimalAdapter
+
+from conformance import registry
+from conformance.load.reader import Vocabulary, load_file, load_text
+from conformance.model import ResultKey
+from conformance.run.engine import FAIL, NOT_APPLICABLE, PASS, SKIPPED, run
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -297,7 +297,7 @@ def test_engine_runs_cases_on_the_adapter() -> None:
 
     view = outcomes["views.reshape.tiny"]
     assert view.verdict == PASS, view.mismatches
-    assert view.observed[ResultKey("shares_memory", ("y", "x"))] is True and view.observed[ResultKey("same_storage", ("y", "x"))] is True
+    assert view.observed[ResultKey("shares_memory", ("y", "x"))] is True and view.observed[ResultKey("same_storage", ("y", "x"))] is True  # noqa: E501
     assert view.unobservable == ["version_change of x: minimal has no version change"]
 
     wrong = outcomes["copies.copy.claimed_view"]

@@ -59,23 +59,24 @@ import yaml
 pytest.importorskip("hypothesis")
 
 from hypothesis import event, given, note, settings  # noqa: E402
-from hypothesis.errors import InvalidArgument  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from hypothesis.errors import InvalidArgument  # noqa: E402
 
-from conformance import registry  # noqa: E402
-
-from conformance.load import yamlsrc
-from conformance.tools.lint import RULES, lint_paths  # noqa: E402
-from conformance import kinds  # noqa: E402
+from conformance import (
+    kinds,  # noqa: E402
+    registry,  # noqa: E402
+)
+from conformance.ir import names_bound, names_read, operations_of, strings_of  # noqa: E402
 from conformance.limits import MAX_ELEMENTS  # noqa: E402
+from conformance.load import yamlsrc
 from conformance.load.inputs import TENSOR_KEYS  # noqa: E402
 from conformance.load.overrides import OVERRIDE_KEYS  # noqa: E402
 from conformance.load.reader import CASE_KEYS, LoadResult, load_file, load_text  # noqa: E402
 from conformance.load.steplist import MAX_STEPS  # noqa: E402
-from conformance.model import CLAIM_STANCES, DTYPES, ERROR_KINDS, CaseFormatError  # noqa: E402
-from conformance.ir import names_bound, names_read, operations_of, strings_of  # noqa: E402
 from conformance.load.steps import BLOCKS, MAX_STEP_CHARS, parse_step_uses  # noqa: E402
 from conformance.load.yamlsrc import YList, YMap, parse  # noqa: E402
+from conformance.model import CLAIM_STANCES, DTYPES, ERROR_KINDS, CaseFormatError  # noqa: E402
+from conformance.tools.lint import RULES, lint_paths  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 VOCAB = registry.vocabulary()
@@ -1005,7 +1006,7 @@ NASTY = list(":-?[]{},#&*!|>'\"%@`\t\r\n \\") + ["\x00", "\x07", "\x1b", "\x7f",
 YAML_TOKENS = [
     "&a ", "*a", "&a [1]\n", "<<: *a\n", "<<: {x: 1}\n", "!!python/object/apply:os.system ['true'] ",
     "!!binary aGk= ", "!!set {a} ", "!!timestamp 2001-12-14 ", "!!omap [] ", "!custom ", "!!str ", "!!int 3 ",
-    "!!float x ", "!!int ", "!!int ''", "!!float '-'", "!!bool ''", "!!null x ", "!<tag:yaml.org,2002:str> ", "!!map ", "!!seq ", "\n---\n", "---\n", "\n...\n",
+    "!!float x ", "!!int ", "!!int ''", "!!float '-'", "!!bool ''", "!!null x ", "!<tag:yaml.org,2002:str> ", "!!map ", "!!seq ", "\n---\n", "---\n", "\n...\n",  # noqa: E501
     "%YAML 1.2\n---\n", "%TAG ! tag:x,2000:\n", "? ", "? [a]\n: b\n", "0b_", "0x_", "-0b_", "._",
     "1" * 4400, "2001-12-14", ".nan", "~", "null", "yes", "=", "|", ">-", "|+\n", '"\\x00"', '"\\ud800"',
     "'unterminated", '"unterminated', "{", "}", "[", "]", ": ", " #", "\t", "- ", "x: 1\n", "x: 1\nx: 2\n",
@@ -1219,7 +1220,8 @@ import os  # noqa: E402
 
 from hypothesis import HealthCheck  # noqa: E402
 
-from conformance.load.folders import CODE as NOT_A_CASE_FILE, scan  # noqa: E402
+from conformance.load.folders import CODE as NOT_A_CASE_FILE  # noqa: E402
+from conformance.load.folders import scan  # noqa: E402
 
 # Trees are built on disk and collected by an in-process pytest run each: a tenth of the
 # other properties' budget ("ci": 20 trees; "fuzz": 1,000).

@@ -17,8 +17,8 @@ import tracemalloc
 import pytest
 
 from conformance import limits, registry
-from conformance.run.engine import ERROR, FAIL, NOT_APPLICABLE, PASS, run
 from conformance.load.reader import load_text
+from conformance.run.engine import ERROR, FAIL, NOT_APPLICABLE, PASS, run
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import event, given, settings  # noqa: E402

@@ -40,13 +40,10 @@ import pytest
 import yaml
 
 from conformance import limits, registry
-
-from conformance.load import fields, steplist, steps
-
-from conformance.load import yamlsrc
-from conformance.tools.lint import lint_paths
+from conformance.load import fields, steplist, steps, yamlsrc
 from conformance.load.reader import LoadResult, Vocabulary, load_file, load_text
 from conformance.model import CaseFormatError
+from conformance.tools.lint import lint_paths
 
 pytest_plugins = ["pytester"]
 
@@ -261,7 +258,7 @@ def _case_text(given: str = "{x: [1.0]}", steps_text: str = "[y = x + 1]") -> st
 # text far over the byte limit, each a way of writing something huge
 OVER_THE_BYTE_LIMIT = {
     "a million steps": _case_text(steps_text="[" + ", ".join(["y = x + 1"] * 1_000_000) + "]"),
-    "a million-element nested list": _case_text(given="{x: [" + ", ".join(["[" + "1.0, " * 999 + "1.0]"] * 1000) + "]}"),
+    "a million-element nested list": _case_text(given="{x: [" + ", ".join(["[" + "1.0, " * 999 + "1.0]"] * 1000) + "]}"),  # noqa: E501
     "a 2 MB step": _case_text(steps_text="['y = x" + " + x" * 500_000 + "']"),
     "2 MB of title": "cases:\n  - id: a.b\n    title: '" + "a" * 2_000_000 + "'\n",
 }

@@ -20,6 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from entry_points import register, subprocess_env
+from fake_adapter import FakeAdapter
+from probe_adapters.frozen import FrozenAdapter
 
 from conformance import registry
 from conformance.adapters.base import Immutability, MutationRefused, refusal
@@ -27,9 +30,6 @@ from conformance.ir import ItemTarget, Op, Step, _step_exprs, _walk
 from conformance.load.reader import Vocabulary, load_file, load_text
 from conformance.model import ERROR_KINDS
 from conformance.run.engine import FAIL, IMMUTABLE, PASS, run
-from entry_points import register, subprocess_env
-from fake_adapter import FakeAdapter
-from probe_adapters.frozen import FrozenAdapter
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -90,7 +90,7 @@ def test_every_corpus_item_gets_a_verdict(corpus_run: dict[str, Any]) -> None:
         twin = numpy[case_id]
         if record["outcome"] not in RAN:
             assert twin["outcome"] == record["outcome"], case_id
-            assert record["reason"] in (twin["reason"], twin["reason"].replace("numpy has no", "frozen has no")), case_id
+            assert record["reason"] in (twin["reason"], twin["reason"].replace("numpy has no", "frozen has no")), case_id  # noqa: E501
 
 
 def test_every_mutation_is_the_frameworks_refusal(corpus_run: dict[str, Any]) -> None:
@@ -136,7 +136,7 @@ def test_up_to_the_refusal_frozen_behaves_as_numpy(corpus_run: dict[str, Any]) -
         else:
             assert record["steps"][:stop - 1] == twin["steps"][:stop - 1], case_id
             assert record["behaviour"]["error"] == {
-                "at": stop, "kind": IMMUTABLE, "type": "ValueError", "message": record["steps"][stop - 1]["error"]["message"]}
+                "at": stop, "kind": IMMUTABLE, "type": "ValueError", "message": record["steps"][stop - 1]["error"]["message"]}  # noqa: E501
 
 
 def test_failures_are_the_frameworks_behaviour(corpus_run: dict[str, Any]) -> None:
@@ -238,7 +238,7 @@ def test_refusing_by_itself_replaces_the_assignments_of_the_table() -> None:
         adapter.ops["op:setitem"](None, 0, 1)
     with pytest.raises(MutationRefused, match="refusing's arrays are immutable"):
         adapter.ops["setattr:flag"](None, 1)
-    assert getattr(adapter.ops["op:setitem"], "refuses") == "refusing's arrays are immutable"
+    assert adapter.ops["op:setitem"].refuses == "refusing's arrays are immutable"
     assert adapter.ops["op:getitem"] is FakeAdapter().ops["op:getitem"]  # reading is untouched
     with pytest.raises(MutationRefused, match="^no$"):
         refusal("no")()

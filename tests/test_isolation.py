@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-
-from conformance import registry
-from conformance.run.engine import FAIL, PASS, run
-from conformance.load.reader import Vocabulary, load_text
-from conformance.model import Case
 from entry_points import TESTS, register, subprocess_env
 from probe_adapters.stateful import NumpyStateAdapter, PaddleStateAdapter, TorchStateAdapter
+
+from conformance import registry
+from conformance.load.reader import Vocabulary, load_text
+from conformance.model import Case
+from conformance.run.engine import FAIL, PASS, run
 
 ADAPTERS = {"numpy_state": NumpyStateAdapter, "torch_state": TorchStateAdapter, "paddle_state": PaddleStateAdapter}
 MODULES = {"numpy_state": "numpy", "torch_state": "torch", "paddle_state": "paddle"}

@@ -14,8 +14,10 @@ from typing import Any, Iterator
 
 import numpy as np
 import pytest
+from fake_adapter import FakeAdapter
 from hypothesis import given
 from hypothesis import strategies as st
+from results_factory import case_info, document, record
 
 from conformance import kinds
 from conformance.kinds.base import Checking, TensorKind
@@ -34,8 +36,6 @@ from conformance.source import CaseFormatError, Location
 from conformance.tools import lint
 from conformance.tools import schema as schema_tool
 from conformance.tools.observe import observe, probe_expect, render
-from fake_adapter import FakeAdapter
-from results_factory import case_info, document, record
 
 VOCAB = Vocabulary(frameworks=("numpy", "torch", "paddle"),
                    operations={"method:clone", "method:add_", "method:view", "method:leafy_", "method:warn"})

@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 
 from conformance import limits, registry
-from conformance.run.engine import ERROR, FAIL, PASS, Outcome, plain, run
-from conformance.load.reader import load_text
 from conformance.adapters.numpy_adapter import NumpyAdapter
+from conformance.load.reader import load_text
 from conformance.model import Case, ResultKey
+from conformance.run.engine import ERROR, FAIL, PASS, Outcome, plain, run
 
 FRAMEWORKS = list(registry.BUILTIN)
 
@@ -87,7 +87,7 @@ REFUSED = {
              "cat() would join tensors of 300,000 elements"),
     "view_chain": (["v = x.expand(100000, 100000)", "c = v.clone()"], "{values: {c: [1.0]}}",
                    "{x: {shape: [1, 100000], fill: 1.0}}",
-                   "step 1 'v = x.expand(100000, 100000)' (cases/limits.yaml:6): expand() would make 10,000,000,000 elements"),
+                   "step 1 'v = x.expand(100000, 100000)' (cases/limits.yaml:6): expand() would make 10,000,000,000 elements"),  # noqa: E501
     "view_chain_in_one_step": (["c = x.expand(100000, 100000).clone()"], "{values: {c: [1.0]}}",
                                "{x: {shape: [1, 100000], fill: 1.0}}", "expand() would make 10,000,000,000 elements"),
 }
@@ -184,7 +184,8 @@ def test_uninitialised_memory_is_never_recorded(framework: str) -> None:
 
 @pytest.mark.parametrize("framework", ["torch", "paddle"])
 def test_memory_written_whole_is_observed_again(framework: str) -> None:
-    c = case(["y = empty(4)", "y.fill_(2.0)", "z = y * 2.0"], "{values: {y: [2.0, 2.0, 2.0, 2.0], z: [4.0, 4.0, 4.0, 4.0]}}")
+    c = case(["y = empty(4)", "y.fill_(2.0)", "z = y * 2.0"],
+             "{values: {y: [2.0, 2.0, 2.0, 2.0], z: [4.0, 4.0, 4.0, 4.0]}}")
     outcome, _, _ = run_on(framework, c)
     assert outcome.verdict == PASS, outcome.mismatches
 
@@ -192,7 +193,7 @@ def test_memory_written_whole_is_observed_again(framework: str) -> None:
 @pytest.mark.parametrize("framework", ["torch", "paddle"])
 def test_resize_that_grows_is_unspecified_and_one_that_shrinks_is_not(framework: str) -> None:
     grown, _, _ = run_on(framework, case(["x.resize_(6)"], "{values: {x: [1.0, 2.0, 0.0, 0.0, 0.0, 0.0]}}"))
-    assert grown.observed[ResultKey("values", ("x",))] == "unspecified: memory nobody wrote (resize_() at step 1, which grew the tensor)"
+    assert grown.observed[ResultKey("values", ("x",))] == "unspecified: memory nobody wrote (resize_() at step 1, which grew the tensor)"  # noqa: E501
     shrunk, _, _ = run_on(framework, case(["x.resize_(1)"], "{values: {x: [1.0]}}"))
     assert shrunk.verdict == PASS, shrunk.mismatches
 

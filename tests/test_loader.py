@@ -9,10 +9,10 @@ import textwrap
 import pytest
 
 from conformance import registry
-from conformance.load.reader import Vocabulary, load_text
 from conformance.adapters.base import numpy_input
-from conformance.model import Case, Generated, ResultKey
 from conformance.ir import NameTarget, Op
+from conformance.load.reader import Vocabulary, load_text
+from conformance.model import Case, Generated, ResultKey
 
 VOCAB = Vocabulary(
     frameworks=tuple(registry.BUILTIN),
@@ -265,13 +265,14 @@ def test_a_bad_case_does_not_hide_the_good_ones() -> None:
 
 
 @pytest.mark.parametrize("text, message", [
-    ("cases: !!python/object/apply:os.system ['touch /tmp/x']\n", "YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed"),
+    ("cases: !!python/object/apply:os.system ['touch /tmp/x']\n",
+     "YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed"),
     ("cases:\n  - &a {id: a.b}\n  - *a\n", "anchors and aliases"),
     ("cases:\n  - id: a.b\n    id: a.c\n", "duplicate key 'id' (first at line 2)"),
     ("- id: a.b\n", "a case file must be a mapping with a 'cases' list"),
     ("", "the file is empty"),
     ("cases: []\n", "'cases' must be a non-empty list"),
-    ("cases:\n  - id: a.b\n    title: when\n    date: 2024-01-01\n", "YAML tag 'tag:yaml.org,2002:timestamp' is not allowed"),
+    ("cases:\n  - id: a.b\n    title: when\n    date: 2024-01-01\n", "YAML tag 'tag:yaml.org,2002:timestamp' is not allowed"),  # noqa: E501
 ])
 def test_unsafe_or_malformed_yaml_is_refused(text: str, message: str) -> None:
     assert message in only_error(text)
@@ -376,7 +377,7 @@ def with_field(field: str, value: str) -> str:
 def test_a_line_break_in_one_line_text_is_refused(field: str, value: str, code: int) -> None:
     msg = only_error(with_field(field, value))
     where = ONE_LINE_FIELDS[field][1]
-    assert msg == (f"cases/t.yaml:{where}: '{field}' must be one line, but holds a line break (U+{code:04X}) after 'a'\n"
+    assert msg == (f"cases/t.yaml:{where}: '{field}' must be one line, but holds a line break (U+{code:04X}) after 'a'\n"  # noqa: E501
                    "  fix: write it on one line; a long text can be a folded string (key: >- with the text indented "
                    "on the lines below), whose lines are joined with spaces")
 

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from conformance import registry
-from conformance.tools.cli import main
-from conformance.run.engine import PASS, run
-from conformance.tools.lint import lint_paths
-from conformance.load.reader import load_file, load_text
-from conformance.tools.observe import Observation, render, split
 from conformance.kinds.base import shown
+from conformance.load.reader import load_file, load_text
 from conformance.model import ResultKey
+from conformance.run.engine import PASS, run
+from conformance.tools.cli import main
+from conformance.tools.lint import lint_paths
+from conformance.tools.observe import Observation, render, split
 from conformance.tools.scaffold import ScaffoldError, scaffold
 
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from fake_adapter import FakeAdapter
+
 from conformance import registry
 from conformance.adapters.base import OPERATOR_SYMBOLS, PYTHON_OPERATORS, absent
 from conformance.load import steps
 from conformance.load.reader import Vocabulary, load_text
 from conformance.run.engine import PASS, run
-from fake_adapter import FakeAdapter
 
 
 def test_every_operator_a_step_can_write_is_in_the_table() -> None:

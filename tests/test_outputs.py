@@ -28,14 +28,12 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-
-from conformance.report import outputs
-
-from conformance.report import results
-from conformance.tools.cli import main
 from entry_points import TESTS, register, subprocess_env
 from results_factory import sample
 from test_plugin import GOOD, WRONG
+
+from conformance.report import outputs, results
+from conformance.tools.cli import main
 
 GATE_ADAPTER = '''
 """A test-only framework: NumPy's adapter and an operation that waits for a file."""
@@ -187,7 +185,8 @@ def test_a_lock_is_counted_within_a_process_and_removed_when_released(tmp_path: 
 
 
 def hold_in_another_process(lock: Path) -> subprocess.Popen[str]:
-    code = ("import sys; from conformance.report import outputs; outputs.acquire(sys.argv[1], 'the results', 'holder'); "
+    code = ("import sys; from conformance.report import outputs; outputs.acquire(sys.argv[1], 'the "
+            "results', 'holder'); "
             "print('held', flush=True); sys.stdin.read()")
     proc = subprocess.Popen([sys.executable, "-c", code, str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True)

@@ -67,7 +67,8 @@ def test_a_partial_run_says_why_and_writes_the_partial_results(corpus: pytest.Py
     result, data = run_pytest(corpus, *args)
     assert data is not None and data["written"] == "part.json", result.stdout.str()
     assert reason in data["run"]["partial"]
-    result.stdout.fnmatch_lines([f"conformance: not a full run of the corpus (*{reason}*): results written to part.json"])
+    result.stdout.fnmatch_lines([f"conformance: not a full run of the corpus (*{reason}*): results "
+                                 f"written to part.json"])
 
 
 def test_a_case_file_outside_the_corpus_makes_the_run_partial(corpus: pytest.Pytester) -> None:

@@ -9,11 +9,11 @@ import json
 from pathlib import Path
 
 import pytest
+from probe_adapters.frozen import FrozenAdapter
 
 from conformance import registry
 from conformance.adapters.base import Adapter
 from conformance.load.reader import DEVICES, Vocabulary
-from probe_adapters.frozen import FrozenAdapter
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTOGRAD_PROPERTIES = {"grad", "requires_grad", "is_leaf"}
@@ -88,8 +88,9 @@ def test_a_registered_importer_gets_dlpack_into_it_in_every_exporters_table(monk
         cached.cache_clear()
     monkeypatch.setattr(registry, "adapter_specs", lambda: specs)
     try:
-        from conformance.adapters.numpy_adapter import NumpyAdapter
         from extra_adapter.minimal import MinimalAdapter
+
+        from conformance.adapters.numpy_adapter import NumpyAdapter
 
         numpy_ops = NumpyAdapter().ops
         assert "fn:frozen_from_dlpack" in numpy_ops and "fn:minimal_from_dlpack" not in numpy_ops

@@ -8,15 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from results_factory import record, sample
 
 from conformance.report import analysis
-
 from conformance.report import html as report_html
-
 from conformance.report import markdown as report_md
-from conformance.tools.cli import main
 from conformance.report.diff import compare, render_markdown, render_text
-from results_factory import record, sample
+from conformance.tools.cli import main
 
 
 def test_agreement_divergences_and_failures() -> None:
@@ -90,7 +88,7 @@ def test_markdown_report_sections() -> None:
     assert ("| `views.expand.paddle_copies`<br>[cases/views/c.yaml:20](../cases/views/c.yaml#L20) | 🟦 y↔x: view "
             "| ◆ 🟩 y↔x: copy | 🟦 y↔x: view | **paddle**: Paddle's expand copies |") in text
     # claim text is shown as written: its backticks too
-    assert "| **S3-03** \\`view()\\` changes shape but shares memory. | ✅ holds | ❌ does not hold | ✅ holds |" in text
+    assert "| **S3-03** \\`view()\\` changes shape but shares memory. | ✅ holds | ❌ does not hold | ✅ holds |" in text  # noqa: E501
     assert "| `x.expand(…)` | view (1) | copy (1) | view (1) |" in text
     assert "❌ 🟩 y↔x: copy: values of y: expected \\[2.0\\], observed \\[1.0\\]" in text
     assert "- paddle 3.3.1 (devices: cpu)" in text

@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_plugin import GOOD, WRONG
 
 import conformance
 from conformance import registry
 from conformance.plugin.progress import ProgressDisplay, duration, pytest_command, total_time
-from test_plugin import GOOD, WRONG
 
 
 @pytest.fixture

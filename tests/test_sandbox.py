@@ -20,13 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from conformance import registry
-from conformance.run.engine import run
-from conformance.load.reader import load_text
-from conformance.run.sandbox import Sandbox, signal_description
 from entry_points import TESTS, register, subprocess_env
 
+from conformance import registry
+from conformance.load.reader import load_text
+from conformance.run.engine import run
+from conformance.run.sandbox import Sandbox, signal_description
 
 OK_CASE = """\
   - id: sandbox.{name}

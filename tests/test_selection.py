@@ -219,4 +219,4 @@ def test_node_ids_on_the_command_line(corpus: pytest.Pytester) -> None:
     result.assert_outcomes(failed=1)
     # without [framework]: the case on every framework, as for a parametrized test
     result = corpus.runpytest("--collect-only", "-q", "cases/views/good.yaml::copies.clone.fresh")
-    assert collected(result) == [f"cases/views/good.yaml::copies.clone.fresh[{fw}]" for fw in ("numpy", "torch", "paddle")]
+    assert collected(result) == [f"cases/views/good.yaml::copies.clone.fresh[{fw}]" for fw in ("numpy", "torch", "paddle")]  # noqa: E501

@@ -40,9 +40,9 @@ from typing import Any, Iterator
 import pytest
 
 from conformance import registry
-from conformance.run.engine import FAIL, PASS, Outcome, not_applicable, run
 from conformance.load.reader import load_file
 from conformance.model import Case, ResultKey
+from conformance.run.engine import FAIL, PASS, Outcome, not_applicable, run
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -203,9 +203,9 @@ def changed_on_second_run(adapter: Any, framework: str, fresh: dict) -> list[str
 
 def test_control_torch_warn_once_without_warn_always(fresh: dict) -> None:
     pytest.importorskip("torch")
-    from conformance.adapters.torch_adapter import TorchAdapter
-
     import torch
+
+    from conformance.adapters.torch_adapter import TorchAdapter
 
     before = torch.is_warn_always_enabled()
     try:

@@ -46,13 +46,9 @@ from typing import Callable, Iterable
 import yaml
 
 from conformance import codec, ir, kinds, limits, model, source
-
-from conformance.load import reader as loader
-
-from conformance.load import expect, fields, inputs, overrides, steplist, steps
-
-from conformance.load import yamlsrc
 from conformance.codec import CodecError
+from conformance.load import expect, fields, inputs, overrides, steplist, steps, yamlsrc
+from conformance.load import reader as loader
 from conformance.load.reader import LoadResult, Vocabulary, load_bytes, load_file, read_case_file, unreadable
 
 CACHE_ENV = "CONFORMANCE_CACHE_DIR"

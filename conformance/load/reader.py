@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Collection
 
+from conformance.ir import names_bound
 from conformance.kinds.base import ParseContext
 from conformance.load import fields
 from conformance.load.expect import read_expect
@@ -20,7 +21,6 @@ from conformance.load.inputs import read_given
 from conformance.load.overrides import read_claims, read_overrides
 from conformance.load.steplist import StepListReader
 from conformance.load.yamlsrc import MAX_FILE_BYTES, YList, YMap, parse, too_large
-from conformance.ir import names_bound
 from conformance.model import Case, Expect
 from conformance.source import CaseFormatError, Location
 

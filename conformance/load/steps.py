@@ -12,10 +12,21 @@ from __future__ import annotations
 import ast
 import functools
 
-from conformance.source import CaseFormatError, Location
 from conformance.ir import (
-    AttrTarget, Const, Expr, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step, Target,
+    AttrTarget,
+    Const,
+    Expr,
+    ItemTarget,
+    NameTarget,
+    Op,
+    PyOp,
+    Ref,
+    Seq,
+    SliceExpr,
+    Step,
+    Target,
 )
+from conformance.source import CaseFormatError, Location
 
 MAX_STEP_CHARS = 500
 # the fix for a refused construct that has no more specific one
@@ -54,10 +65,11 @@ class _Parser:
 
     def fail(self, node: ast.AST | None, message: str, hint: str | None = None) -> CaseFormatError:
         col = self.location.column
-        if node is not None and getattr(node, "col_offset", None) is not None:
+        offset, lineno = getattr(node, "col_offset", None), getattr(node, "lineno", 1)
+        if offset is not None:
             # point into the step text; the YAML column is where the text starts
-            line = self.text.splitlines()[node.lineno - 1] if self.text else ""  # col_offset counts bytes
-            col = self.location.column + len(line.encode("utf-8")[:node.col_offset].decode("utf-8", "ignore"))
+            line = self.text.splitlines()[lineno - 1] if self.text else ""  # col_offset counts bytes
+            col = self.location.column + len(line.encode("utf-8")[:offset].decode("utf-8", "ignore"))
         # an over-long step is not repeated whole in its own error message
         shown = self.text if len(self.text) <= MAX_STEP_CHARS else self.text[:60] + "..."
         return CaseFormatError(
@@ -80,17 +92,18 @@ class _Parser:
             raise self.fail(None, "a step must be exactly one statement",
                             "put each statement in its own list item")
         stmt = module.body[0]
-        base = dict(number=number, text=self.text, location=self.location)
+        step = functools.partial(Step, number=number, text=self.text, location=self.location)
         if isinstance(stmt, ast.Assign):
             if len(stmt.targets) != 1:
                 raise self.fail(stmt, "chained assignment 'a = b = ...' is not supported",
                                 "assign one name per step")
-            target = stmt.targets[0]
-            if isinstance(target, (ast.Tuple, ast.List)):
-                targets = tuple(self.name_target(t) for t in target.elts)
+            written = stmt.targets[0]
+            targets: tuple[Target, ...]
+            if isinstance(written, (ast.Tuple, ast.List)):
+                targets = tuple(self.name_target(t) for t in written.elts)
             else:
-                targets = (self.target(target),)
-            return Step(kind="assign", targets=targets, value=self.expr(stmt.value), **base)
+                targets = (self.target(written),)
+            return step(kind="assign", targets=targets, value=self.expr(stmt.value))
         if isinstance(stmt, ast.AugAssign):
             op = INPLACE.get(type(stmt.op))
             if op is None:
@@ -100,9 +113,9 @@ class _Parser:
                 self.reads.add(target.name)
             elif isinstance(target, AttrTarget):
                 self.operations.add("attr:" + target.attr)
-            return Step(kind="augassign", targets=(target,), value=self.expr(stmt.value), aug_op=op, **base)
+            return step(kind="augassign", targets=(target,), value=self.expr(stmt.value), aug_op=op)
         if isinstance(stmt, ast.Expr):
-            return Step(kind="expr", value=self.expr(stmt.value), **base)
+            return step(kind="expr", value=self.expr(stmt.value))
         raise self.fail(stmt, f"'{type(stmt).__name__}' statements are not allowed in a step",
                         "use an assignment, an augmented assignment or an operation call")
 

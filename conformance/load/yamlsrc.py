@@ -45,7 +45,8 @@ class _Located:
 
     @location.setter
     def location(self, value: Location) -> None:
-        self._file, self._at = value.file, value
+        # the slots are the subclasses' (a mixin of dict / list subclasses has none of its own)
+        self._file, self._at = value.file, value  # type: ignore[misc]
 
 
 class YMap(_Located, dict):

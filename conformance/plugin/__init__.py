@@ -17,18 +17,39 @@ from typing import Any, Generator
 import pytest
 
 from conformance import registry
-
+from conformance.claims import claims
+from conformance.escaping import for_terminal
 from conformance.plugin import guard, selection
 from conformance.plugin.collect import (
-    CaseDir, CaseErrorItem, CaseFile, CaseItem, Collected, RefusedFile, case_roots, collected_key, index_key,
-    is_case_file, make_index, markers_key, refused_conftest_items, refused_entry, report_reason, sandbox_key,
+    CaseDir,
+    CaseErrorItem,
+    CaseFile,
+    CaseItem,
+    Collected,
+    RefusedFile,
+    case_roots,
+    collected_key,
+    index_key,
+    is_case_file,
+    make_index,
+    markers_key,
+    refused_conftest_items,
+    refused_entry,
+    report_reason,
+    sandbox_key,
     unclaimed_folders,
 )
 from conformance.plugin.coverage import WORKEROUTPUT_KEY, Coverage, partial_reasons
-from conformance.claims import claims
-from conformance.escaping import for_terminal
 from conformance.report.outputs import OutputError, acquire, check_file, error_text, lock_path, release
-from conformance.report.results import ERROR, RECORD_KEY, results_document, short, unrun_record, write_atomically
+from conformance.report.results import (
+    ERROR,
+    RECORD_KEY,
+    record_of,
+    results_document,
+    short,
+    unrun_record,
+    write_atomically,
+)
 from conformance.run.sandbox import DEFAULT_TIMEOUT_S, Sandbox
 
 results_key = pytest.StashKey["ResultsRecorder"]()
@@ -240,7 +261,8 @@ def select_frameworks(config: pytest.Config, items: list[pytest.Item]) -> None:
     if unknown:
         raise pytest.UsageError(f"--frameworks: unknown framework(s) {', '.join(unknown)}; "
                                 f"known: {', '.join(registry.framework_names())}")
-    keep, drop = [], []
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
     for item in items:
         (drop if isinstance(item, CaseItem) and item.framework not in names else keep).append(item)
     if drop:
@@ -342,16 +364,16 @@ class ResultsRecorder:
             self._sigterm = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        for key, value in report.user_properties:
-            if key == RECORD_KEY and report.nodeid not in self.records:
-                record = dict(value, nodeid=report.nodeid)
-                info, env = record.pop("case_info", None), record.pop("framework_env", None)
-                if info is not None:
-                    self.cases.setdefault(record["case"], info)
-                if env is not None:
-                    known = self.framework_env.setdefault(record["framework"], {})
-                    known.update({k: v for k, v in env.items() if v is not None})
-                self.records[report.nodeid] = record
+        carried = record_of(report)
+        if carried is not None and report.nodeid not in self.records:
+            record = dict(carried, nodeid=report.nodeid)
+            info, env = record.pop("case_info", None), record.pop("framework_env", None)
+            if info is not None:
+                self.cases.setdefault(record["case"], info)
+            if env is not None:
+                known = self.framework_env.setdefault(record["framework"], {})
+                known.update({k: v for k, v in env.items() if v is not None})
+            self.records[report.nodeid] = record
         if report.when == "call" and report.nodeid in self.records:
             self.records[report.nodeid]["duration_s"] = round(report.duration, 6)
         if report.nodeid not in self.records and report.failed and is_case_nodeid(report.nodeid):
@@ -442,9 +464,9 @@ class CrashLedger:
         self.crashes: list[tuple[str, dict[str, Any]]] = []  # (node id of the item that crashed, its crash)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        for key, value in report.user_properties:
-            if key == RECORD_KEY and value.get("crash") and report.nodeid not in dict(self.crashes):
-                self.crashes.append((report.nodeid, value["crash"]))
+        record = record_of(report)
+        if record is not None and record.get("crash") and report.nodeid not in dict(self.crashes):
+            self.crashes.append((report.nodeid, record["crash"]))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

@@ -19,20 +19,19 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 import pytest
 
 from conformance import registry
-
 from conformance.load import folders as casefolder
-from conformance.plugin.selection import Markers
 from conformance.load.cache import CaseCache, load_through, make_cache
-from conformance.run.engine import ERROR, FAIL, Outcome, not_applicable, run
 from conformance.load.reader import LoadResult, Vocabulary
 from conformance.model import Case, CaseFormatError, Location
+from conformance.plugin.selection import Markers
 from conformance.report.failure import render_failure
 from conformance.report.results import SKIPPED, case_info, outcome_record, unrun_record
+from conformance.run.engine import ERROR, FAIL, Outcome, not_applicable, run
 from conformance.run.sandbox import CrashNote, FrameworkUnavailable, Sandbox, SandboxError
 
 outcome_key = pytest.StashKey[Outcome]()
@@ -129,7 +128,7 @@ class CaseRoots:
     is a case folder; a folder or file named on the command line is in one when it is under
     a root."""
 
-    def __init__(self, roots: list[Path], named: list[NamedFolder] = ()) -> None:
+    def __init__(self, roots: list[Path], named: Sequence[NamedFolder] = ()) -> None:
         self.configured = [Path(os.path.abspath(root)) for root in roots]
         self.named = list(named)
         self.roots = self.configured + [folder.path for folder in self.named if folder.is_case_folder]
@@ -369,7 +368,7 @@ def _with_params(child_id: Any, param: str) -> dict[str, Any]:
 
 
 class CaseItem(pytest.Item):
-    def __init__(self, *, case: Case, framework: str, originalname: str, marks: list[pytest.Mark] = (),
+    def __init__(self, *, case: Case, framework: str, originalname: str, marks: Sequence[pytest.Mark] = (),
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
@@ -465,7 +464,7 @@ class CaseErrorItem(pytest.Item):
     """A case file or case that could not be loaded: fails with the loader's message."""
 
     def __init__(self, *, error: CaseFormatError, originalname: str | None = None,
-                 marks: list[pytest.Mark] = (), **kwargs: Any) -> None:
+                 marks: Sequence[pytest.Mark] = (), **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error
         self.originalname = originalname or self.name.rsplit("[", 1)[0]

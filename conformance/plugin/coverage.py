@@ -122,7 +122,8 @@ def partial_reasons(summary: dict[str, Any] | None, recorded: int, frameworks: l
         reasons.append(f"{left_out} case items left out at collection (node ids, --lf)")
     chosen = summary["frameworks"]
     if chosen and set(frameworks) - set(chosen):
-        reasons.append(f"only {', '.join(chosen)} (--frameworks; not {', '.join(f for f in frameworks if f not in chosen)})")
+        left_out = ", ".join(f for f in frameworks if f not in chosen)
+        reasons.append(f"only {', '.join(chosen)} (--frameworks; not {left_out})")
     if summary["deselected"]:
         reasons.append(f"{summary['deselected']} case items deselected (-k, -m, --deselect, --lf)")
     not_run = summary["selected"] - recorded

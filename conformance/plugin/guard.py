@@ -85,7 +85,8 @@ def install(config: pytest.Config) -> None:
 
 def refused(config: pytest.Config) -> list[Path]:
     """The conftest.py files the guard kept pytest from importing in this run."""
-    return list(config.stash.get(refused_key, {}))
+    found: dict[Path, None] = config.stash.get(refused_key, {})
+    return list(found)
 
 
 def conftests_under(roots: CaseRoots) -> Iterator[Path]:

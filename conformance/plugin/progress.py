@@ -26,7 +26,7 @@ import pytest
 from _pytest._io import TerminalWriter
 
 from conformance.escaping import for_terminal
-from conformance.report.results import RECORD_KEY
+from conformance.report.results import record_of
 
 # the colour of each outcome in the counts (outcomes of conformance's records and pytest's)
 COLOURS = {"pass": "green", "passed": "green", "fail": "red", "failed": "red", "error": "red",
@@ -111,10 +111,11 @@ class ProgressDisplay:
             return
         self.seen.add(report.nodeid)
         self.done += 1
-        outcome = next((v["outcome"] for k, v in report.user_properties if k == RECORD_KEY), report.outcome)
+        record = record_of(report) or {}
+        outcome = record.get("outcome", report.outcome)
         self.outcomes[outcome] += 1
         if report.failed:
-            reason = next((v.get("reason", "") for k, v in report.user_properties if k == RECORD_KEY), "")
+            reason = record.get("reason", "")
             self.problems.append((report.nodeid, reason or report.longreprtext))
         self.draw(report.nodeid.rsplit("::", 1)[-1], force=self.done == self.total)
 

@@ -111,7 +111,8 @@ class Markers:
         if case.claims or framework in case.overrides:
             claims = case.claims_for(framework)
             if claims:
-                return marks + [self._cached(claim_id, stance, self._register_claim) for claim_id, stance in claims.items()]
+                return marks + [self._cached(claim_id, stance, self._register_claim)
+                                for claim_id, stance in claims.items()]
         return marks
 
     def for_error(self, case_id: str | None = None) -> list[pytest.Mark]:

@@ -68,7 +68,9 @@ class Score:
 
     def text(self) -> str:
         p = self.percent
-        return "n/a (no case ran on two frameworks)" if p is None else f"{p:.1f}% ({self.agreeing} of {self.comparable})"
+        if p is None:
+            return "n/a (no case ran on two frameworks)"
+        return f"{p:.1f}% ({self.agreeing} of {self.comparable})"
 
 
 @dataclass

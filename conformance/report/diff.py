@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance import kinds
+from conformance.escaping import for_markdown, markdown_code
 from conformance.kinds.relations import CLASS_WORDS
 from conformance.outcomes import ERROR, FAIL, KNOWN_DIVERGENCE, PASS
 from conformance.report.analysis import describe, normalised, signature
-from conformance.escaping import for_markdown, markdown_code
 
 GOOD = (PASS, KNOWN_DIVERGENCE)
 BAD = (FAIL, ERROR)

@@ -3,9 +3,9 @@ where the expectation is written, and the steps with the one that did it marked.
 
 from __future__ import annotations
 
-from conformance.run.engine import ERROR, Outcome
 from conformance.escaping import for_terminal
 from conformance.model import Case
+from conformance.run.engine import ERROR, Outcome
 
 
 def render_failure(case: Case, outcome: Outcome) -> str:

@@ -11,7 +11,13 @@ from html import escape
 from pathlib import PurePosixPath
 
 from conformance.report.analysis import (
-    CLASS_WORDS, OUTCOME_WORDS, Report, Row, framework_title, operation_label, outcome_counts,
+    CLASS_WORDS,
+    OUTCOME_WORDS,
+    Report,
+    Row,
+    framework_title,
+    operation_label,
+    outcome_counts,
     python_version,
 )
 from conformance.report.results import OUTCOMES, RESULTS_FORMAT_VERSION

@@ -10,11 +10,18 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from conformance.escaping import for_markdown, markdown_code, markdown_url
 from conformance.report.analysis import (
-    CLASS_WORDS, OUTCOME_WORDS, Cell, Report, Row, framework_title, operation_label, outcome_counts,
+    CLASS_WORDS,
+    OUTCOME_WORDS,
+    Cell,
+    Report,
+    Row,
+    framework_title,
+    operation_label,
+    outcome_counts,
     python_version,
 )
-from conformance.escaping import for_markdown, markdown_code, markdown_url
 from conformance.report.results import OUTCOMES, RESULTS_FORMAT_VERSION
 
 # Colour on a code host: one square per aliasing class (and for errors and unrun items).

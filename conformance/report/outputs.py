@@ -72,9 +72,8 @@ def _umask_by_setting() -> int:
     return old
 
 
-_STARTUP_UMASK = _umask_from_proc()
-if _STARTUP_UMASK is None:
-    _STARTUP_UMASK = _umask_by_setting()
+_umask_at_start = _umask_from_proc()
+_STARTUP_UMASK: int = _umask_by_setting() if _umask_at_start is None else _umask_at_start
 
 
 def current_umask() -> int:

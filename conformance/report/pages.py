@@ -9,9 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.report import analysis
-
 from conformance.report import html as report_html
-
 from conformance.report import markdown as report_md
 from conformance.report.results import write_texts_atomically
 

@@ -16,17 +16,28 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from conformance import kinds
+from conformance.ir import productions
 from conformance.kinds.relations import aliasing_class
 from conformance.model import Case, ResultKey
-from conformance.outcomes import FAIL, KNOWN_DIVERGENCE, PASS
+
 # re-exported: the plugin and the renderers take these from here
-from conformance.outcomes import ERROR as ERROR, OUTCOMES as OUTCOMES, SKIPPED as SKIPPED
-from conformance.run.engine import Outcome
+from conformance.outcomes import ERROR as ERROR
+from conformance.outcomes import FAIL, KNOWN_DIVERGENCE, PASS
+from conformance.outcomes import OUTCOMES as OUTCOMES
+from conformance.outcomes import SKIPPED as SKIPPED
 from conformance.report.outputs import file_mode
-from conformance.ir import productions
+from conformance.run.engine import Outcome
 
 RESULTS_FORMAT_VERSION = 2
-RECORD_KEY = "conformance"
+RECORD_KEY = "conformance"  # the record's entry in a pytest report's user_properties
+
+
+def record_of(report: Any) -> dict[str, Any] | None:
+    """The results record a pytest report carries (:data:`RECORD_KEY`), if any."""
+    for key, value in report.user_properties:
+        if key == RECORD_KEY and isinstance(value, dict):
+            return value
+    return None
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "data" / "results.schema.json"
 
 REASON_LIMIT = 300

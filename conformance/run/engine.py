@@ -13,17 +13,26 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance import limits
+from conformance import kinds, limits
 from conformance.adapters.base import OPERATOR_SYMBOLS, NotApplicable
-from conformance.limits import LimitExceeded
-from conformance.run.memory import Bounds, ProbeFailed, Unwritten
-from conformance import kinds
+from conformance.ir import (
+    AttrTarget,
+    Const,
+    Expr,
+    ItemTarget,
+    NameTarget,
+    Op,
+    PyOp,
+    Ref,
+    Seq,
+    SliceExpr,
+    Step,
+)
 from conformance.kinds.base import plain
+from conformance.limits import LimitExceeded
 from conformance.model import Case, Expect, Location, ResultKey
 from conformance.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED
-from conformance.ir import (
-    AttrTarget, Const, Expr, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step,
-)
+from conformance.run.memory import Bounds, ProbeFailed, Unwritten
 
 # the error kind of a mutation the framework refused (its arrays are immutable), whatever
 # its exception's type: what the adapter's Immutability declaration recognises

@@ -8,9 +8,9 @@ a socket pair. Messages are plain data (:mod:`conformance.codec`, never pickle):
 builds only the model's classes from what the parent sends (the ``Case``), and the parent
 only the engine's outcome classes from what the child sends (the ``Outcome``, whose
 observations the engine already reduced to plain data). The child runs code a case drives
-into a framework, so the parent trusts nothing it says beyond those classes. One child for all frameworks, not one per framework: interop cases import
-the other frameworks anyway, and importing torch and Paddle once per process is most of a
-run's cost.
+into a framework, so the parent trusts nothing it says beyond those classes. One child for
+all frameworks, not one per framework: interop cases import the other frameworks anyway,
+and importing torch and Paddle once per process is most of a run's cost.
 
 When the child dies (segfault, abort, out-of-memory kill) the item it was running gets an
 ``error`` naming the signal and the last lines the child wrote (faulthandler prints the
@@ -52,10 +52,9 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-from conformance import codec
-from conformance.run.engine import OUTCOME_TYPES
-from conformance import kinds
+from conformance import codec, kinds
 from conformance.model import CASE_TYPES, Case
+from conformance.run.engine import OUTCOME_TYPES
 
 # what each end may build from the other's messages
 _FROM_PARENT = codec.Allowlist((*CASE_TYPES, *kinds.value_types()))

@@ -18,15 +18,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import json
 import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from conformance.escaping import for_terminal  # plain Python: the CLI still starts light
+
+if TYPE_CHECKING:  # the CLI imports pytest and the plugin only when a command needs them
+    from conformance.plugin.handover import RunResults
 
 DEFAULT_RESULTS = Path("reports") / "results.json"
 # where a run that is not a full run of the corpus writes its results and reports (git-ignored)
@@ -44,59 +48,27 @@ def _case_roots() -> list[str]:
 
 
 def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
-    import contextlib
-
     import pytest
 
-    from conformance.report.outputs import (
-        OutputError, check_file, check_folder, error_text, holding, lock_path, reports_lock_path,
-    )
+    from conformance.plugin.handover import RunResults
     from conformance.plugin.progress import ProgressDisplay
 
     # A full run of the corpus writes reports/; any other run (a path subset, --frameworks,
     # -k, -m, --lf, -x stopping early, ...) writes reports/partial/, unless --results or
     # --reports name where to write (README, "Partial runs").
-    results = Path(args.results) if args.results else DEFAULT_RESULTS
-    reports = Path(args.reports) if args.reports else DEFAULT_RESULTS.parent
-    partial_results = results if args.results else DEFAULT_PARTIAL / DEFAULT_RESULTS.name
-    partial_reports = reports if args.reports else DEFAULT_PARTIAL
+    places = _RunPlaces(args)
     corpus = _case_roots()
     with contextlib.ExitStack() as held:
         # the locks make the partial folder; a run that wrote nothing there leaves none
-        held.callback(_remove_empty, [p for p in dict.fromkeys([partial_results.parent, partial_reports])
+        held.callback(_remove_empty, [p for p in dict.fromkeys([places.partial_results.parent, places.partial_reports])
                                       if not os.path.lexists(p)])
-        # Before anything runs: every location can be written, and no other run is writing
-        # to it; each stays locked until the reports are written. The plugin takes the
-        # results locks again in this process (counted, not waited for).
-        try:
-            for path in dict.fromkeys([results, partial_results]):
-                check_file(path, f"the results file {path}")
-            for folder in dict.fromkeys([reports, partial_reports]):
-                check_folder(folder, f"the reports in {folder}")
-            for path in dict.fromkeys([results, partial_results]):
-                held.enter_context(holding(lock_path(path), f"the results file {path}", "conformance run"))
-            for folder in dict.fromkeys([reports, partial_reports]):
-                held.enter_context(holding(reports_lock_path(folder), f"the reports in {folder}", "conformance run"))
-        except OutputError as exc:
-            _error(f"conformance: {exc}")
+        problem = _claim_outputs(places, held)
+        if problem:
+            _error(f"conformance: {problem}")
             return 2
-        # pytest's own arguments pass through untouched, in their order (paths, -k EXPR,
-        # -p NAME, -o INI=VALUE, ...): the corpus is pytest's testpaths, which it collects
-        # when no path is named; the corpus folders and every folder named are case
-        # folders (--case-folders), whatever the ini file of the checkout says
-        argv = ["-o", "conformance_paths=" + " ".join(shlex.quote(p) for p in corpus),
-                "-o", "testpaths=" + " ".join(shlex.quote(glob.escape(p)) for p in corpus),
-                "--case-folders", "--conformance-results", str(results)]
-        if partial_results != results:
-            argv += ["--conformance-partial-results", str(partial_results)]
-        if not any(a == "--rootdir" or a.startswith("--rootdir=") for a in extra):
-            argv += ["--rootdir", os.getcwd()]  # testpaths apply only from the rootdir
-        if args.frameworks:
-            argv += ["--frameworks", args.frameworks]
-        if args.numprocesses:
-            argv += ["-n", args.numprocesses]
-        own = _own_results()
+        own = RunResults()
         plugins: list[object] = [own]
+        argv = _pytest_argv(args, places, corpus, extra)
         if sys.stdout.isatty() and not args.plain:
             plugins.append(ProgressDisplay(sys.stdout))
             argv += ["-p", "no:terminal"]
@@ -110,29 +82,97 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
             return int(code)
         if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             _error(f"conformance: the run did not complete (pytest exit status {int(code)}); "
-                   f"the reports in {reports} were not updated")
+                   f"the reports in {places.reports} were not updated")
             return int(code)
-        if own.text is None:
-            _error(f"conformance: no results written to {results}")
-            return 1
-        out_dir = partial_reports if own.partial else reports
-        # this run's own results, as written: never whatever the file holds by now
-        data = json.loads(own.text)
-        try:
-            written = _write_reports(data, out_dir)
-        except OSError as exc:
-            _error(f"conformance: wrote {own.path}, but could not write the reports in {out_dir}: "
-                   f"{error_text(exc)}; the previous reports are left as they were")
-            return int(pytest.ExitCode.INTERNAL_ERROR)
-        print(for_terminal(_summary(data)))
-        if own.partial:
-            print(for_terminal(f"conformance: not a full run of the corpus ({'; '.join(own.partial)})"))
-        print(for_terminal(f"conformance: wrote {own.path}, " + ", ".join(str(p) for p in written)))
-        if own.partial and out_dir != reports:
-            print(for_terminal(f"conformance: the reports in {reports} were left as they were: only a full run "
-                               "of the corpus (no path, -k, -m, --frameworks, --lf, ... ) updates them; "
-                               "--results and --reports write elsewhere"))
-        return int(code)
+        return _render_own(own, places, int(code))
+
+
+class _RunPlaces:
+    """Where ``conformance run`` writes: the results and reports of a full run, and of a
+    partial one (the same places when --results / --reports name them)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.results = Path(args.results) if args.results else DEFAULT_RESULTS
+        self.reports = Path(args.reports) if args.reports else DEFAULT_RESULTS.parent
+        self.partial_results = self.results if args.results else DEFAULT_PARTIAL / DEFAULT_RESULTS.name
+        self.partial_reports = self.reports if args.reports else DEFAULT_PARTIAL
+
+
+def _claim_outputs(places: _RunPlaces, held: contextlib.ExitStack) -> str | None:
+    """Before anything runs: every location can be written, and no other run is writing to
+    it; each stays locked (in ``held``) until the reports are written. The plugin takes the
+    results locks again in this process (counted, not waited for). Why not, or None."""
+    from conformance.report.outputs import (
+        OutputError,
+        check_file,
+        check_folder,
+        holding,
+        lock_path,
+        reports_lock_path,
+    )
+
+    results = list(dict.fromkeys([places.results, places.partial_results]))
+    folders = list(dict.fromkeys([places.reports, places.partial_reports]))
+    try:
+        for path in results:
+            check_file(path, f"the results file {path}")
+        for folder in folders:
+            check_folder(folder, f"the reports in {folder}")
+        for path in results:
+            held.enter_context(holding(lock_path(path), f"the results file {path}", "conformance run"))
+        for folder in folders:
+            held.enter_context(holding(reports_lock_path(folder), f"the reports in {folder}", "conformance run"))
+    except OutputError as exc:
+        return str(exc)
+    return None
+
+
+def _pytest_argv(args: argparse.Namespace, places: _RunPlaces, corpus: list[str], extra: list[str]) -> list[str]:
+    """pytest's own arguments pass through untouched, in their order (paths, -k EXPR, -p
+    NAME, -o INI=VALUE, ...): the corpus is pytest's testpaths, which it collects when no
+    path is named; the corpus folders and every folder named are case folders
+    (--case-folders), whatever the ini file of the checkout says."""
+    argv = ["-o", "conformance_paths=" + " ".join(shlex.quote(p) for p in corpus),
+            "-o", "testpaths=" + " ".join(shlex.quote(glob.escape(p)) for p in corpus),
+            "--case-folders", "--conformance-results", str(places.results)]
+    if places.partial_results != places.results:
+        argv += ["--conformance-partial-results", str(places.partial_results)]
+    if not any(a == "--rootdir" or a.startswith("--rootdir=") for a in extra):
+        argv += ["--rootdir", os.getcwd()]  # testpaths apply only from the rootdir
+    if args.frameworks:
+        argv += ["--frameworks", args.frameworks]
+    if args.numprocesses:
+        argv += ["-n", args.numprocesses]
+    return argv
+
+
+def _render_own(own: RunResults, places: _RunPlaces, code: int) -> int:
+    """The reports of this run's own results, as its plugin wrote them (never whatever the
+    file holds by now), and the summary."""
+    import pytest
+
+    from conformance.report.outputs import error_text
+
+    if own.text is None:
+        _error(f"conformance: no results written to {places.results}")
+        return 1
+    out_dir = places.partial_reports if own.partial else places.reports
+    data = json.loads(own.text)
+    try:
+        written = _write_reports(data, out_dir)
+    except OSError as exc:
+        _error(f"conformance: wrote {own.path}, but could not write the reports in {out_dir}: "
+               f"{error_text(exc)}; the previous reports are left as they were")
+        return int(pytest.ExitCode.INTERNAL_ERROR)  # not to be taken for failing cases
+    print(for_terminal(_summary(data)))
+    if own.partial:
+        print(for_terminal(f"conformance: not a full run of the corpus ({'; '.join(own.partial)})"))
+    print(for_terminal(f"conformance: wrote {own.path}, " + ", ".join(str(p) for p in written)))
+    if own.partial and out_dir != places.reports:
+        print(for_terminal(f"conformance: the reports in {places.reports} were left as they were: only a full run "
+                           "of the corpus (no path, -k, -m, --frameworks, --lf, ... ) updates them; "
+                           "--results and --reports write elsewhere"))
+    return code
 
 
 def _remove_empty(folders: list[Path]) -> None:
@@ -141,39 +181,6 @@ def _remove_empty(folders: list[Path]) -> None:
             folder.rmdir()  # only when empty
         except OSError:
             pass
-
-
-def _own_results() -> object:
-    """A plugin that takes, at the end of the session, the results text this run's plugin
-    wrote (or why it could not), for ``conformance run`` to summarise and render."""
-    import pytest
-
-    from conformance.plugin import results_key
-
-    class OwnResults:
-        text: str | None = None
-        path: Path | None = None  # where the plugin wrote them
-        partial: tuple[str, ...] = ()  # why the run is not a full run of the corpus
-        write_error: OSError | None = None
-        args: tuple[str, ...] = ()  # the paths named on the command line
-
-        def pytest_configure(self, config: pytest.Config) -> None:
-            if config.args_source == pytest.Config.ArgsSource.ARGS:
-                self.args = tuple(config.args)
-
-        def pytest_sessionstart(self, session: pytest.Session) -> None:
-            recorder = session.config.stash.get(results_key, None)
-            if recorder is not None:  # the summary below says it, with where the reports went
-                recorder.say_partial = False
-
-        @pytest.hookimpl(trylast=True)  # after the results plugin wrote the file
-        def pytest_sessionfinish(self, session: pytest.Session) -> None:
-            recorder = session.config.stash.get(results_key, None)
-            if recorder is not None:
-                self.text, self.write_error = recorder.written_text, recorder.write_error
-                self.path, self.partial = recorder.target, tuple(recorder.partial)
-
-    return OwnResults()
 
 
 def _error(message: str) -> None:
@@ -263,8 +270,8 @@ def cmd_diff(args: argparse.Namespace, extra: list[str]) -> int:
 def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance import registry
     from conformance.load.folders import scan
-    from conformance.tools.lint import refused_finding
     from conformance.load.reader import load_file
+    from conformance.tools.lint import refused_finding
 
     vocab = registry.vocabulary()
     status = 0
@@ -311,11 +318,11 @@ def cmd_lint(args: argparse.Namespace, extra: list[str]) -> int:
 
 def cmd_observe(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance import registry
-    from conformance.tools.lint import case_files
     from conformance.load.fields import did_you_mean
     from conformance.load.reader import load_file
-    from conformance.tools.observe import observe, render
     from conformance.run.sandbox import Sandbox
+    from conformance.tools.lint import case_files
+    from conformance.tools.observe import observe, render
 
     vocab = registry.vocabulary()
     target = Path(args.target)

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from conformance import kinds
-from conformance.load import folders as casefolder
 from conformance.escaping import for_terminal
+from conformance.ir import names_read
+from conformance.load import folders as casefolder
 from conformance.load.reader import Vocabulary, load_file
 from conformance.model import Case, CaseFormatError, Expect, Location
-from conformance.ir import names_read
 
 # code -> (rule name, what it catches)
 RULES: dict[str, tuple[str, str]] = {

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from conformance import kinds
+from conformance.ir import names_bound, productions
 from conformance.kinds.base import shown
 from conformance.model import Case, Expect, ResultKey
 from conformance.outcomes import ERROR, NOT_APPLICABLE, SKIPPED
 from conformance.run.engine import run
 from conformance.run.sandbox import FrameworkUnavailable, Sandbox, SandboxError
-from conformance.ir import names_bound, productions
 
 MAX_PAIR_NAMES = 8  # above this, relations are observed only for the pairs steps produce
 ERROR_KEY = ResultKey("error")

@@ -12,7 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.adapters.base import (
-    NUMPY_CONVERSIONS, NUMPY_ERRORS, Adapter, Layout, NotApplicable, Operation, absent, attribute,
+    NUMPY_CONVERSIONS,
+    NUMPY_ERRORS,
+    Adapter,
+    Layout,
+    NotApplicable,
+    Operation,
+    absent,
+    attribute,
     passthrough,
 )
 
