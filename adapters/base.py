@@ -292,8 +292,78 @@ def python_warnings_state() -> GlobalState:
     return GlobalState("python.warnings", get, restore, reset=forget_shown_warnings)
 
 
-class Adapter:
-    """Base class. Subclasses set the class attributes and implement the framework parts."""
+class ArrayProbes:
+    """The probes of memory, identity, versions and gradients, for NumPy arrays: NumPy arrays
+    appear in every framework's cases (interop), so every adapter has these. A framework's
+    adapter overrides them for its own tensors (its probes class, e.g. TorchProbes) and
+    calls super() for arrays."""
+
+    def is_array(self, obj: Any) -> bool:
+        import numpy as np
+
+        return isinstance(obj, np.ndarray)
+
+    def to_numpy(self, obj: Any) -> Any:
+        """A NumPy copy of the values (detached, on the host)."""
+        import numpy as np
+
+        return np.array(obj, copy=True)
+
+    def dtype_name(self, obj: Any) -> str:
+        return str(obj.dtype)
+
+    def shape_of(self, obj: Any) -> tuple[int, ...]:
+        return tuple(int(d) for d in obj.shape)
+
+    def layout(self, obj: Any) -> Layout:
+        import numpy as np
+
+        root = obj
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        ptr = obj.__array_interface__["data"][0]
+        root_layout = Layout(root.__array_interface__["data"][0], root.shape, root.strides,
+                             root.itemsize, None)
+        return Layout(ptr, obj.shape, obj.strides, obj.itemsize, root_layout.element_bounds())
+
+    def same_allocation(self, a: Any, b: Any) -> bool:
+        return allocations_intersect(self.layout(a), self.layout(b))
+
+    def overlaps(self, a: Any, b: Any) -> bool:
+        import numpy as np
+
+        if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+            return bool(np.shares_memory(a, b))
+        return layouts_overlap(self.layout(a), self.layout(b))
+
+    def grad(self, obj: Any) -> Any:
+        return None
+
+    def requires_grad(self, obj: Any) -> bool | None:
+        return None
+
+    def is_leaf(self, obj: Any) -> bool | None:
+        return None
+
+    def version_of(self, obj: Any) -> int | None:
+        return None
+
+    def probe_fill(self, obj: Any, value: Any) -> None:
+        """Write ``value`` into every element, bypassing autograd. May raise (read-only)."""
+        obj[...] = value
+
+    def probe_restore(self, obj: Any, snapshot: Any) -> None:
+        obj[...] = snapshot
+
+    def sentinels(self, obj: Any) -> tuple[Any, Any]:
+        import numpy as np
+
+        return _SENTINELS[np.dtype(self.to_numpy(obj).dtype).kind]
+
+
+class Adapter(ArrayProbes):
+    """Base class. Subclasses set the class attributes and implement the framework parts
+    (the framework's import, its operation table, its global state, its probes)."""
 
     name: ClassVar[str]
     module: ClassVar[str]  # importable name, checked with find_spec (no import)
@@ -472,70 +542,6 @@ class Adapter:
 
     def tensor_from_numpy(self, array: Any, spec: Any, device: str) -> Any:
         raise NotImplementedError
-
-    # ---- probes: framework adapters override for their tensors and call super() for arrays
-
-    def is_array(self, obj: Any) -> bool:
-        import numpy as np
-
-        return isinstance(obj, np.ndarray)
-
-    def to_numpy(self, obj: Any) -> Any:
-        """A NumPy copy of the values (detached, on the host)."""
-        import numpy as np
-
-        return np.array(obj, copy=True)
-
-    def dtype_name(self, obj: Any) -> str:
-        return str(obj.dtype)
-
-    def shape_of(self, obj: Any) -> tuple[int, ...]:
-        return tuple(int(d) for d in obj.shape)
-
-    def layout(self, obj: Any) -> Layout:
-        import numpy as np
-
-        root = obj
-        while isinstance(root.base, np.ndarray):
-            root = root.base
-        ptr = obj.__array_interface__["data"][0]
-        root_layout = Layout(root.__array_interface__["data"][0], root.shape, root.strides,
-                             root.itemsize, None)
-        return Layout(ptr, obj.shape, obj.strides, obj.itemsize, root_layout.element_bounds())
-
-    def same_allocation(self, a: Any, b: Any) -> bool:
-        return allocations_intersect(self.layout(a), self.layout(b))
-
-    def overlaps(self, a: Any, b: Any) -> bool:
-        import numpy as np
-
-        if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
-            return bool(np.shares_memory(a, b))
-        return layouts_overlap(self.layout(a), self.layout(b))
-
-    def grad(self, obj: Any) -> Any:
-        return None
-
-    def requires_grad(self, obj: Any) -> bool | None:
-        return None
-
-    def is_leaf(self, obj: Any) -> bool | None:
-        return None
-
-    def version_of(self, obj: Any) -> int | None:
-        return None
-
-    def probe_fill(self, obj: Any, value: Any) -> None:
-        """Write ``value`` into every element, bypassing autograd. May raise (read-only)."""
-        obj[...] = value
-
-    def probe_restore(self, obj: Any, snapshot: Any) -> None:
-        obj[...] = snapshot
-
-    def sentinels(self, obj: Any) -> tuple[Any, Any]:
-        import numpy as np
-
-        return _SENTINELS[np.dtype(self.to_numpy(obj).dtype).kind]
 
     # ---- errors
 

@@ -116,8 +116,6 @@ class NumpyAdapter(Adapter):
 
     def operations(self) -> dict[str, Operation]:
         np = _np
-        no_inplace = absent(_NO_INPLACE_METHOD)
-        no_grad = absent(_NO_AUTOGRAD)
         ops: dict[str, Operation] = {
             # views and reshapes
             "method:view": _view,
@@ -188,41 +186,52 @@ class NumpyAdapter(Adapter):
             "fn:clamp": lambda x, min=None, max=None, out=None: np().clip(x, min, max, out=out),
             "fn:sigmoid": absent("NumPy has no sigmoid; the counterparts are 1 / (1 + np.exp(-x)) "
                                  "and scipy.special.expit"),
-            # activations: NumPy has neither the functions nor the layers
-            "fn:leaky_relu": absent("NumPy has no leaky_relu; the counterpart is "
-                                    "np.where(x > 0, x, negative_slope * x)"),
-            "fn:leaky_relu_": absent("NumPy has no leaky_relu_; the counterpart is "
-                                     "np.multiply(x, negative_slope, out=x, where=x < 0)"),
-            "fn:elu": absent("NumPy has no elu; the counterpart is "
-                             "np.where(x > 0, x, alpha * np.expm1(x))"),
-            "fn:elu_": absent("NumPy has no elu_; the counterpart is "
-                              "np.copyto(x, alpha * np.expm1(x), where=x < 0)"),
-            "fn:hardtanh": absent("NumPy has no hardtanh; the counterpart is "
-                                  "np.clip(x, min_val, max_val) (clamp)"),
-            "fn:hardtanh_": absent("NumPy has no hardtanh_; the counterpart is "
-                                   "np.clip(x, min_val, max_val, out=x) (clamp(x, ..., out=x))"),
-            "fn:dropout": absent("NumPy has no dropout (no random masking with rescaling in its API)"),
-            "fn:relu": absent("NumPy has no relu; the counterpart is np.maximum(x, 0)"),
-            "fn:relu_": absent("NumPy has no relu_; the counterpart is np.maximum(x, 0, out=x)"),
-            "fn:ReLU": absent(_NO_LAYERS),
-            "fn:LeakyReLU": absent(_NO_LAYERS),
-            "fn:ELU": absent(_NO_LAYERS),
-            "fn:Hardtanh": absent(_NO_LAYERS),
-            "fn:Dropout": absent(_NO_LAYERS),
-            "method:eval": absent(_NO_LAYERS),
-            "method:train": absent(_NO_LAYERS),
-            "call": absent(_NO_LAYERS),
         }
         ops.update(NUMPY_CONVERSIONS)
-        for name in ("add_", "sub_", "mul_", "div_", "exp_", "zero_", "fill_", "normal_",
-                     "uniform_", "clamp_", "relu_", "sigmoid_", "abs_", "neg_", "sqrt_", "copy_",
-                     "scale_", "t_", "transpose_", "resize_", "unsqueeze_", "squeeze_",
-                     "masked_fill_"):
-            ops["method:" + name] = no_inplace
-        for key in ("method:detach", "method:detach_", "method:requires_grad_", "method:backward",
-                    "method:numpy", "method:cpu", "attr:grad", "attr:data", "attr:is_leaf",
-                    "attr:requires_grad", "setattr:requires_grad", "setattr:data",
-                    "block:no_grad", "block:enable_grad"):
-            ops[key] = no_grad if "numpy" not in key and "cpu" not in key else absent(
-                "a NumPy array has no .numpy() / .cpu(); it already is a host array")
+        ops.update(_missing_operations())
         return ops
+
+
+def _missing_operations() -> dict[str, Operation]:
+    """What NumPy has no counterpart for: activations and layers, the in-place '_' methods
+    and autograd; each entry says what the counterpart is, where there is one."""
+    no_inplace = absent(_NO_INPLACE_METHOD)
+    no_grad = absent(_NO_AUTOGRAD)
+    ops: dict[str, Operation] = {
+        # activations: NumPy has neither the functions nor the layers
+        "fn:leaky_relu": absent("NumPy has no leaky_relu; the counterpart is "
+                                "np.where(x > 0, x, negative_slope * x)"),
+        "fn:leaky_relu_": absent("NumPy has no leaky_relu_; the counterpart is "
+                                 "np.multiply(x, negative_slope, out=x, where=x < 0)"),
+        "fn:elu": absent("NumPy has no elu; the counterpart is "
+                         "np.where(x > 0, x, alpha * np.expm1(x))"),
+        "fn:elu_": absent("NumPy has no elu_; the counterpart is "
+                          "np.copyto(x, alpha * np.expm1(x), where=x < 0)"),
+        "fn:hardtanh": absent("NumPy has no hardtanh; the counterpart is "
+                              "np.clip(x, min_val, max_val) (clamp)"),
+        "fn:hardtanh_": absent("NumPy has no hardtanh_; the counterpart is "
+                               "np.clip(x, min_val, max_val, out=x) (clamp(x, ..., out=x))"),
+        "fn:dropout": absent("NumPy has no dropout (no random masking with rescaling in its API)"),
+        "fn:relu": absent("NumPy has no relu; the counterpart is np.maximum(x, 0)"),
+        "fn:relu_": absent("NumPy has no relu_; the counterpart is np.maximum(x, 0, out=x)"),
+        "fn:ReLU": absent(_NO_LAYERS),
+        "fn:LeakyReLU": absent(_NO_LAYERS),
+        "fn:ELU": absent(_NO_LAYERS),
+        "fn:Hardtanh": absent(_NO_LAYERS),
+        "fn:Dropout": absent(_NO_LAYERS),
+        "method:eval": absent(_NO_LAYERS),
+        "method:train": absent(_NO_LAYERS),
+        "call": absent(_NO_LAYERS),
+    }
+    for name in ("add_", "sub_", "mul_", "div_", "exp_", "zero_", "fill_", "normal_",
+                 "uniform_", "clamp_", "relu_", "sigmoid_", "abs_", "neg_", "sqrt_", "copy_",
+                 "scale_", "t_", "transpose_", "resize_", "unsqueeze_", "squeeze_",
+                 "masked_fill_"):
+        ops["method:" + name] = no_inplace
+    for key in ("method:detach", "method:detach_", "method:requires_grad_", "method:backward",
+                "method:numpy", "method:cpu", "attr:grad", "attr:data", "attr:is_leaf",
+                "attr:requires_grad", "setattr:requires_grad", "setattr:data",
+                "block:no_grad", "block:enable_grad"):
+        ops[key] = no_grad if "numpy" not in key and "cpu" not in key else absent(
+            "a NumPy array has no .numpy() / .cpu(); it already is a host array")
+    return ops

@@ -12,6 +12,7 @@ from typing import Any
 from conformance.adapters.base import (
     NUMPY_CONVERSIONS,
     Adapter,
+    ArrayProbes,
     GlobalState,
     Layout,
     NotApplicable,
@@ -91,7 +92,79 @@ def _take_along_dim(x: Any, index: Any, dim: int | None = None) -> Any:
 _GENERATED_NAME = re.compile(r"generated_tensor_\d+")
 
 
-class PaddleAdapter(Adapter):
+class PaddleProbes(ArrayProbes):
+    """The probes for Paddle tensors (NumPy arrays: ArrayProbes')."""
+
+    def _is_tensor(self, obj: Any) -> bool:
+        return isinstance(obj, _paddle().Tensor)
+
+    def is_array(self, obj: Any) -> bool:
+        return self._is_tensor(obj) or super().is_array(obj)
+
+    def to_numpy(self, obj: Any) -> Any:
+        if not self._is_tensor(obj):
+            return super().to_numpy(obj)
+        t = obj.detach()
+        if t.dtype == _paddle().bfloat16:
+            t = t.astype("float32")
+        return super().to_numpy(t.numpy())
+
+    def dtype_name(self, obj: Any) -> str:
+        if not self._is_tensor(obj):
+            return super().dtype_name(obj)
+        return str(obj.dtype).removeprefix("paddle.")
+
+    def layout(self, obj: Any) -> Layout:
+        if not self._is_tensor(obj):
+            return super().layout(obj)
+        size = obj.element_size()
+        # data_ptr() already includes the view's byte offset; get_strides() is in elements
+        ptr = obj.data_ptr()
+        return Layout(ptr, tuple(obj.shape), tuple(s * size for s in obj.get_strides()), size, None)
+
+    def same_allocation(self, a: Any, b: Any) -> bool:
+        if self._is_tensor(a) and self._is_tensor(b):
+            return bool(a._is_shared_buffer_with(b))
+        return super().same_allocation(a, b)
+
+    def grad(self, obj: Any) -> Any:
+        return obj.grad if self._is_tensor(obj) else None
+
+    def requires_grad(self, obj: Any) -> bool | None:
+        return (not obj.stop_gradient) if self._is_tensor(obj) else None
+
+    def is_leaf(self, obj: Any) -> bool | None:
+        return bool(obj.is_leaf) if self._is_tensor(obj) else None
+
+    def version_of(self, obj: Any) -> int | None:
+        return int(obj.inplace_version) if self._is_tensor(obj) else None
+
+    def probe_fill(self, obj: Any, value: Any) -> None:
+        if not self._is_tensor(obj):
+            return super().probe_fill(obj, value)
+        with _paddle().no_grad():
+            obj.fill_(value)
+
+    def probe_restore(self, obj: Any, snapshot: Any) -> None:
+        if not self._is_tensor(obj):
+            return super().probe_restore(obj, snapshot)
+        paddle = _paddle()
+        with paddle.no_grad():
+            obj.copy_(paddle.to_tensor(snapshot, dtype=obj.dtype))
+
+
+# Paddle's warn-once flags: module globals set after the first warning, so that in one
+# process only the first item to get there would see it. paddle.tensor.creation._warned_in_tensor
+# (python/paddle/tensor/creation.py, lines 77 and 1054-1061 in 3.3.1): paddle.to_tensor
+# (and as_tensor) of a Tensor advises clone().detach() once per process. It is the only
+# such flag in Paddle's Python package that guards a Python warning; the other once-only
+# messages go to logging, not to warnings, from code no operation of this adapter reaches:
+# the lru_cache'd warning_once of paddle.autograd.backward_utils and _warning_once of
+# paddle.base.executor (static graph), _raise_cuda_env_unset_warning(_for_sp) of
+# paddle.distributed.fleet (model-parallel training).
+
+
+class PaddleAdapter(PaddleProbes, Adapter):
     name = "paddle"
     module = "paddle"
     distribution = "paddlepaddle"
@@ -223,33 +296,9 @@ class PaddleAdapter(Adapter):
             "fn:abs": lambda x, out=None: paddle().abs(x, out=out),
             "fn:abs_": lambda x: paddle().abs_(x),
             "method:scale": lambda x, scale=1.0, bias=0.0: x.scale(scale, bias),
-            "fn:relu": _no_inplace_arg("relu", lambda x: paddle().nn.functional.relu(x)),
-            "fn:relu_": lambda x: paddle().nn.functional.relu_(x),
-            "fn:ReLU": _no_inplace_layer("ReLU", "relu_", lambda: paddle().nn.ReLU()),
             "fn:sigmoid": lambda x, out=None: paddle().sigmoid(x, out=out),
             "fn:clamp": lambda x, min=None, max=None, out=None: paddle().clamp(x, min, max, out=out),
             "fn:sqrt": lambda x, out=None: paddle().sqrt(x, out=out),
-            # activations: paddle.nn.functional has the _ forms but no inplace= argument,
-            # except dropout; the layers likewise, except Dropout
-            "fn:leaky_relu": _no_inplace_arg("leaky_relu", lambda x, negative_slope=0.01:
-                                             paddle().nn.functional.leaky_relu(x, negative_slope)),
-            "fn:leaky_relu_": lambda x, negative_slope=0.01: paddle().nn.functional.leaky_relu_(x, negative_slope),
-            "fn:elu": _no_inplace_arg("elu", lambda x, alpha=1.0: paddle().nn.functional.elu(x, alpha)),
-            "fn:elu_": lambda x, alpha=1.0: paddle().nn.functional.elu_(x, alpha),
-            "fn:hardtanh": _no_inplace_arg("hardtanh", lambda x, min_val=-1.0, max_val=1.0:
-                                           paddle().nn.functional.hardtanh(x, min_val, max_val)),
-            "fn:hardtanh_": lambda x, min_val=-1.0, max_val=1.0: paddle().nn.functional.hardtanh_(x, min_val, max_val),
-            "fn:dropout": lambda x, p=0.5, training=True, inplace=False: paddle().nn.functional.dropout(
-                x, p, training=training, inplace=inplace),
-            "fn:LeakyReLU": _no_inplace_layer("LeakyReLU", "leaky_relu_", lambda negative_slope=0.01:
-                                              paddle().nn.LeakyReLU(negative_slope)),
-            "fn:ELU": _no_inplace_layer("ELU", "elu_", lambda alpha=1.0: paddle().nn.ELU(alpha)),
-            "fn:Hardtanh": _no_inplace_layer("Hardtanh", "hardtanh_", lambda min_val=-1.0, max_val=1.0:
-                                             paddle().nn.Hardtanh(min_val, max_val)),
-            "fn:Dropout": lambda p=0.5, inplace=False: paddle().nn.Dropout(p, inplace=inplace),
-            "method:eval": lambda layer: _layer(layer).eval(),
-            "method:train": lambda layer, mode=True: _layer(layer).train(mode),
-            "call": _call_layer,
             "fn:from_numpy": lambda a: paddle().from_numpy(a),
             "fn:as_tensor": lambda a, dtype=None: paddle().as_tensor(a, dtype=dtype_named(dtype)),
             "fn:from_dlpack": lambda a: paddle().from_dlpack(a),
@@ -262,77 +311,10 @@ class PaddleAdapter(Adapter):
             "fn:empty": lambda *s, dtype=None: paddle().empty(_shape(s), dtype=dtype_named(dtype, "float32")),
         })
         ops.update(NUMPY_CONVERSIONS)
+        ops.update(_activation_operations())
         return ops
 
-    # ---- probes
 
-    def _is_tensor(self, obj: Any) -> bool:
-        return isinstance(obj, _paddle().Tensor)
-
-    def is_array(self, obj: Any) -> bool:
-        return self._is_tensor(obj) or super().is_array(obj)
-
-    def to_numpy(self, obj: Any) -> Any:
-        if not self._is_tensor(obj):
-            return super().to_numpy(obj)
-        t = obj.detach()
-        if t.dtype == _paddle().bfloat16:
-            t = t.astype("float32")
-        return super().to_numpy(t.numpy())
-
-    def dtype_name(self, obj: Any) -> str:
-        if not self._is_tensor(obj):
-            return super().dtype_name(obj)
-        return str(obj.dtype).removeprefix("paddle.")
-
-    def layout(self, obj: Any) -> Layout:
-        if not self._is_tensor(obj):
-            return super().layout(obj)
-        size = obj.element_size()
-        # data_ptr() already includes the view's byte offset; get_strides() is in elements
-        ptr = obj.data_ptr()
-        return Layout(ptr, tuple(obj.shape), tuple(s * size for s in obj.get_strides()), size, None)
-
-    def same_allocation(self, a: Any, b: Any) -> bool:
-        if self._is_tensor(a) and self._is_tensor(b):
-            return bool(a._is_shared_buffer_with(b))
-        return super().same_allocation(a, b)
-
-    def grad(self, obj: Any) -> Any:
-        return obj.grad if self._is_tensor(obj) else None
-
-    def requires_grad(self, obj: Any) -> bool | None:
-        return (not obj.stop_gradient) if self._is_tensor(obj) else None
-
-    def is_leaf(self, obj: Any) -> bool | None:
-        return bool(obj.is_leaf) if self._is_tensor(obj) else None
-
-    def version_of(self, obj: Any) -> int | None:
-        return int(obj.inplace_version) if self._is_tensor(obj) else None
-
-    def probe_fill(self, obj: Any, value: Any) -> None:
-        if not self._is_tensor(obj):
-            return super().probe_fill(obj, value)
-        with _paddle().no_grad():
-            obj.fill_(value)
-
-    def probe_restore(self, obj: Any, snapshot: Any) -> None:
-        if not self._is_tensor(obj):
-            return super().probe_restore(obj, snapshot)
-        paddle = _paddle()
-        with paddle.no_grad():
-            obj.copy_(paddle.to_tensor(snapshot, dtype=obj.dtype))
-
-
-# Paddle's warn-once flags: module globals set after the first warning, so that in one
-# process only the first item to get there would see it. paddle.tensor.creation._warned_in_tensor
-# (python/paddle/tensor/creation.py, lines 77 and 1054-1061 in 3.3.1): paddle.to_tensor
-# (and as_tensor) of a Tensor advises clone().detach() once per process. It is the only
-# such flag in Paddle's Python package that guards a Python warning; the other once-only
-# messages go to logging, not to warnings, from code no operation of this adapter reaches:
-# the lru_cache'd warning_once of paddle.autograd.backward_utils and _warning_once of
-# paddle.base.executor (static graph), _raise_cuda_env_unset_warning(_for_sp) of
-# paddle.distributed.fleet (model-parallel training).
 def _warned_flags() -> list[tuple[Any, str]]:
     """(module, name of its flag) for each of Paddle's warn-once flags."""
     from paddle.tensor import creation
@@ -391,3 +373,33 @@ def _layer(layer: Any, what: str = "switched between train and eval mode") -> An
 
 def _call_layer(layer: Any, *args: Any, **kwargs: Any) -> Any:
     return _layer(layer, "called")(*args, **kwargs)
+
+
+def _activation_operations() -> dict[str, Operation]:
+    """Activations and layers: paddle.nn.functional has the _ forms but no inplace=
+    argument, except dropout; the layers likewise, except Dropout."""
+    paddle = _paddle
+    return {
+        "fn:relu": _no_inplace_arg("relu", lambda x: paddle().nn.functional.relu(x)),
+        "fn:relu_": lambda x: paddle().nn.functional.relu_(x),
+        "fn:ReLU": _no_inplace_layer("ReLU", "relu_", lambda: paddle().nn.ReLU()),
+        "fn:leaky_relu": _no_inplace_arg("leaky_relu", lambda x, negative_slope=0.01:
+                                         paddle().nn.functional.leaky_relu(x, negative_slope)),
+        "fn:leaky_relu_": lambda x, negative_slope=0.01: paddle().nn.functional.leaky_relu_(x, negative_slope),
+        "fn:elu": _no_inplace_arg("elu", lambda x, alpha=1.0: paddle().nn.functional.elu(x, alpha)),
+        "fn:elu_": lambda x, alpha=1.0: paddle().nn.functional.elu_(x, alpha),
+        "fn:hardtanh": _no_inplace_arg("hardtanh", lambda x, min_val=-1.0, max_val=1.0:
+                                       paddle().nn.functional.hardtanh(x, min_val, max_val)),
+        "fn:hardtanh_": lambda x, min_val=-1.0, max_val=1.0: paddle().nn.functional.hardtanh_(x, min_val, max_val),
+        "fn:dropout": lambda x, p=0.5, training=True, inplace=False: paddle().nn.functional.dropout(
+            x, p, training=training, inplace=inplace),
+        "fn:LeakyReLU": _no_inplace_layer("LeakyReLU", "leaky_relu_", lambda negative_slope=0.01:
+                                          paddle().nn.LeakyReLU(negative_slope)),
+        "fn:ELU": _no_inplace_layer("ELU", "elu_", lambda alpha=1.0: paddle().nn.ELU(alpha)),
+        "fn:Hardtanh": _no_inplace_layer("Hardtanh", "hardtanh_", lambda min_val=-1.0, max_val=1.0:
+                                         paddle().nn.Hardtanh(min_val, max_val)),
+        "fn:Dropout": lambda p=0.5, inplace=False: paddle().nn.Dropout(p, inplace=inplace),
+        "method:eval": lambda layer: _layer(layer).eval(),
+        "method:train": lambda layer, mode=True: _layer(layer).train(mode),
+        "call": _call_layer,
+    }

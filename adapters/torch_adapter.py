@@ -11,6 +11,7 @@ from typing import Any
 from conformance.adapters.base import (
     NUMPY_CONVERSIONS,
     Adapter,
+    ArrayProbes,
     GlobalState,
     Layout,
     Operation,
@@ -73,7 +74,74 @@ def _to(x: Any, target: str) -> Any:
 _OUT_OF_MEMORY = re.compile(r"DefaultCPUAllocator: can't allocate memory|CUDA out of memory")
 
 
-class TorchAdapter(Adapter):
+class TorchProbes(ArrayProbes):
+    """The probes for torch tensors (NumPy arrays: ArrayProbes')."""
+
+    def _is_tensor(self, obj: Any) -> bool:
+        return isinstance(obj, _torch().Tensor)
+
+    def is_array(self, obj: Any) -> bool:
+        return self._is_tensor(obj) or super().is_array(obj)
+
+    def to_numpy(self, obj: Any) -> Any:
+        if not self._is_tensor(obj):
+            return super().to_numpy(obj)
+        t = obj.detach().cpu().resolve_conj().resolve_neg()
+        if t.dtype == _torch().bfloat16:
+            t = t.float()
+        return t.numpy().copy()
+
+    def dtype_name(self, obj: Any) -> str:
+        if not self._is_tensor(obj):
+            return super().dtype_name(obj)
+        return str(obj.dtype).removeprefix("torch.")
+
+    def layout(self, obj: Any) -> Layout:
+        if not self._is_tensor(obj):
+            return super().layout(obj)
+        storage = obj.untyped_storage()
+        size = obj.element_size()
+        start = storage.data_ptr()
+        return Layout(obj.data_ptr(), tuple(obj.shape), tuple(s * size for s in obj.stride()), size,
+                      (start, start + storage.nbytes()))
+
+    def grad(self, obj: Any) -> Any:
+        if not self._is_tensor(obj):
+            return None
+        # Reading .grad of a non-leaf warns; that is the probe's read, not a step's
+        # behaviour (a step that reads x.grad still records the warning).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return obj.grad
+
+    def requires_grad(self, obj: Any) -> bool | None:
+        return bool(obj.requires_grad) if self._is_tensor(obj) else None
+
+    def is_leaf(self, obj: Any) -> bool | None:
+        return bool(obj.is_leaf) if self._is_tensor(obj) else None
+
+    def version_of(self, obj: Any) -> int | None:
+        return int(obj._version) if self._is_tensor(obj) else None
+
+    def probe_fill(self, obj: Any, value: Any) -> None:
+        if not self._is_tensor(obj):
+            return super().probe_fill(obj, value)
+        with _torch().no_grad():
+            obj.fill_(value)
+
+    def probe_restore(self, obj: Any, snapshot: Any) -> None:
+        if not self._is_tensor(obj):
+            return super().probe_restore(obj, snapshot)
+        torch = _torch()
+        with torch.no_grad():
+            try:
+                obj.copy_(torch.from_numpy(snapshot))
+            except RuntimeError:  # internal overlap (expand): write element by element
+                for index, value in _ndenumerate(snapshot):
+                    obj[index] = value
+
+
+class TorchAdapter(TorchProbes, Adapter):
     name = "torch"
     module = "torch"
     distribution = "torch"
@@ -223,71 +291,6 @@ class TorchAdapter(Adapter):
         })
         ops.update(NUMPY_CONVERSIONS)
         return ops
-
-    # ---- probes
-
-    def _is_tensor(self, obj: Any) -> bool:
-        return isinstance(obj, _torch().Tensor)
-
-    def is_array(self, obj: Any) -> bool:
-        return self._is_tensor(obj) or super().is_array(obj)
-
-    def to_numpy(self, obj: Any) -> Any:
-        if not self._is_tensor(obj):
-            return super().to_numpy(obj)
-        t = obj.detach().cpu().resolve_conj().resolve_neg()
-        if t.dtype == _torch().bfloat16:
-            t = t.float()
-        return t.numpy().copy()
-
-    def dtype_name(self, obj: Any) -> str:
-        if not self._is_tensor(obj):
-            return super().dtype_name(obj)
-        return str(obj.dtype).removeprefix("torch.")
-
-    def layout(self, obj: Any) -> Layout:
-        if not self._is_tensor(obj):
-            return super().layout(obj)
-        storage = obj.untyped_storage()
-        size = obj.element_size()
-        start = storage.data_ptr()
-        return Layout(obj.data_ptr(), tuple(obj.shape), tuple(s * size for s in obj.stride()), size,
-                      (start, start + storage.nbytes()))
-
-    def grad(self, obj: Any) -> Any:
-        if not self._is_tensor(obj):
-            return None
-        # Reading .grad of a non-leaf warns; that is the probe's read, not a step's
-        # behaviour (a step that reads x.grad still records the warning).
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            return obj.grad
-
-    def requires_grad(self, obj: Any) -> bool | None:
-        return bool(obj.requires_grad) if self._is_tensor(obj) else None
-
-    def is_leaf(self, obj: Any) -> bool | None:
-        return bool(obj.is_leaf) if self._is_tensor(obj) else None
-
-    def version_of(self, obj: Any) -> int | None:
-        return int(obj._version) if self._is_tensor(obj) else None
-
-    def probe_fill(self, obj: Any, value: Any) -> None:
-        if not self._is_tensor(obj):
-            return super().probe_fill(obj, value)
-        with _torch().no_grad():
-            obj.fill_(value)
-
-    def probe_restore(self, obj: Any, snapshot: Any) -> None:
-        if not self._is_tensor(obj):
-            return super().probe_restore(obj, snapshot)
-        torch = _torch()
-        with torch.no_grad():
-            try:
-                obj.copy_(torch.from_numpy(snapshot))
-            except RuntimeError:  # internal overlap (expand): write element by element
-                for index, value in _ndenumerate(snapshot):
-                    obj[index] = value
 
 
 def _set_default_device(device: Any) -> None:
