@@ -9,7 +9,7 @@ pair, which are compared), ``diff``, ``observe``, the lint rules and the JSON Sc
 
 To add a kind: write its class (in the family module it belongs to, or a new one), add one
 instance to :data:`KINDS`, document it in docs/case-format.md and test it
-(docs/architecture-kinds.md).
+(docs/architecture.md, "Adding an assertion kind").
 """
 
 from __future__ import annotations
