@@ -3,19 +3,31 @@ run; and how observe splits what it saw into a shared expectation and overrides.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_adapter import FakeAdapter
 
 from conformance import registry
 from conformance.kinds.base import shown
-from conformance.load.reader import load_file, load_text
+from conformance.load.reader import Vocabulary, load_file, load_text
 from conformance.model import ResultKey
 from conformance.run.engine import PASS, run
 from conformance.tools.cli import main
 from conformance.tools.lint import lint_paths
-from conformance.tools.observe import Observation, render, split
+from conformance.tools.observe import (
+    MAX_PAIR_NAMES,
+    Observation,
+    made_pairs,
+    names_of,
+    observe,
+    probe_expect,
+    related_pairs,
+    render,
+    split,
+)
 from conformance.tools.scaffold import ScaffoldError, scaffold
 
 
@@ -155,3 +167,104 @@ def test_observe_runs_in_the_sandbox_so_a_crash_or_hang_costs_one_framework(
     said_line = next((line for line in proc.stdout.splitlines() if "# faulty: error: " in line), "")
     assert said in said_line, proc.stdout
     assert "# numpy: not applicable: numpy has no counterpart" in proc.stdout, proc.stdout
+
+
+# --------------------------------------------------------------------------- warnings, output-output relations
+
+SPLIT = """\
+cases:
+  - id: views.demo.halves
+    title: t
+    given: {x: [1.0, 2.0, 3.0, 4.0]}
+    steps: ["a, b = x.split(2)"]
+    expect: {}
+"""
+
+
+def test_two_outputs_that_share_an_allocation_but_no_element_are_related() -> None:
+    """`a, b = x.split(2)`: the halves are one allocation without an element in common, the
+    fact worth writing (same_storage true, shares_memory false); each half and x are a made
+    pair (view or copy, whatever it is)."""
+    case = load_text(SPLIT, "t.yaml", registry.vocabulary(), draft=True).cases[0]
+    obs = observe(case, registry.get_adapter("numpy"))
+    shared, overrides = split(case, [obs])
+    relations = {str(k): v for k, v in shared.items() if k.kind in ("shares_memory", "same_storage", "same_object")}
+    assert relations == {"shares_memory.a.x": True, "shares_memory.b.a": False, "shares_memory.b.x": True,
+                         "same_storage.b.a": True, "same_object.a.x": False, "same_object.b.x": False}
+    text = render(case, [obs])
+    assert ("      shares_memory: {a & x: true, b & a: false, b & x: true}\n"
+            "      same_storage: {b & a: true}\n"
+            "      same_object: {a & x: false, b & x: false}\n") in text
+
+
+def relations(fw: str, shares: bool, storage: bool) -> Observation:
+    return Observation(fw, "1.0", observed=keyed({"shares_memory.b.a": shares, "same_storage.b.a": storage,
+                                                  "same_object.b.a": False}))
+
+
+def test_same_storage_is_written_only_where_it_says_more_than_shares_memory() -> None:
+    case = load_text(SPLIT, "t.yaml", registry.vocabulary(), draft=True).cases[0]
+    # two overlapping views: same_storage says nothing more, and (b, a) is no made pair
+    shared, overrides = split(case, [relations("torch", True, True), relations("numpy", True, True)])
+    assert set(map(str, shared)) == {"shares_memory.b.a"} and overrides == {}
+    # two copies: nothing holds, nothing is written
+    assert split(case, [relations("torch", False, False)]) == ({}, {})
+    # halves of one allocation on torch, copies on paddle: written with paddle's override
+    shared, overrides = split(case, [relations("torch", False, True), relations("numpy", False, True),
+                                     relations("paddle", False, False)])
+    assert shared == keyed({"shares_memory.b.a": False, "same_storage.b.a": True})
+    assert overrides == {"paddle": keyed({"same_storage.b.a": False})}
+
+
+def test_above_the_pair_limit_the_steps_relations_are_probed() -> None:
+    """With more than MAX_PAIR_NAMES names, the pairs observed are those the steps relate: a
+    result and its source (several steps apart: a view of a view), and two results of one
+    source (the halves of a split); unrelated names are not paired."""
+    steps = ["y = x.view(4)", "z = y.view(2, 2)", "a, b = x.split(2)", "c = t.clone()",
+             "d = t.clone()", "e = u.clone()", "f = u.clone()"]
+    text = SPLIT.replace('["a, b = x.split(2)"]', json.dumps(steps)).replace(
+        "given: {x: [1.0, 2.0, 3.0, 4.0]}", "given: {x: [1.0, 2.0, 3.0, 4.0], t: [1.0], u: [1.0]}")
+    case = load_text(text, "t.yaml", registry.vocabulary(), draft=True).cases[0]
+    names = names_of(case)
+    assert len(names) > MAX_PAIR_NAMES
+    assert made_pairs(case) == {("y", "x"), ("z", "y"), ("a", "x"), ("b", "x"), ("c", "t"), ("d", "t"),
+                                ("e", "u"), ("f", "u")}
+    pairs = set(related_pairs(case, names))
+    assert {("z", "x"), ("b", "a"), ("a", "y"), ("a", "z"), ("d", "c"), ("f", "e")} <= pairs
+    assert not {("c", "x"), ("e", "c"), ("u", "t"), ("t", "x")} & pairs
+    assert set(probe_expect(case).checks["same_storage"]) == pairs
+
+
+def test_a_rebound_name_is_no_made_pair() -> None:
+    text = SPLIT.replace('["a, b = x.split(2)"]', '["a, b = x.split(2)", "b = a.clone()"]')
+    case = load_text(text, "t.yaml", registry.vocabulary(), draft=True).cases[0]
+    assert made_pairs(case) == {("a", "x"), ("b", "a")}  # not (b, x): b is rebound
+
+
+def warned(fw: str, at: int | None, message: str = "UserWarning: x.T is (deprecated) here") -> Observation:
+    return Observation(fw, "1.0", observed={}, warning=None if at is None else {"at": at, "message": message})
+
+
+def test_warnings_are_split_like_errors() -> None:
+    case = load_text(CASE, "t.yaml", registry.vocabulary(), draft=True).cases[0]
+    # one framework warns: its override says so, with an escaped regex of the message's start
+    shared, overrides = split(case, [warned("numpy", None), warned("torch", 1), warned("paddle", None)])
+    assert ResultKey("warning") not in shared
+    assert overrides == {"torch": {ResultKey("warning"): {"at": 1, "message": "UserWarning: x.T is (deprecated) here"}}}
+    text = render(case, [warned("numpy", None), warned("torch", 1), warned("paddle", None)])
+    assert '          warning: {at: 1, match: "UserWarning: x\\\\.T is \\\\(deprecated\\\\) here"}\n' in text
+    # most warn alike: shared, and the one that does not gets `warning: null`
+    shared, overrides = split(case, [warned("numpy", None), warned("torch", 2), warned("paddle", 2)])
+    assert shared[ResultKey("warning")]["at"] == 2
+    assert overrides == {"numpy": {ResultKey("warning"): None}}
+    assert "          warning: null\n" in render(case, [warned("numpy", None), warned("torch", 2), warned("paddle", 2)])
+    # a tie: the shared expectation is no warning
+    shared, overrides = split(case, [warned("torch", 1), warned("numpy", None)])
+    assert ResultKey("warning") not in shared and set(overrides) == {"torch"}
+
+
+def test_observe_keeps_the_first_warning_of_the_first_step_that_warns() -> None:
+    text = SPLIT.replace('["a, b = x.split(2)"]', '["y = x.clone()", "z = x.warn()", "w = z.warn()"]')
+    case = load_text(text, "t.yaml", Vocabulary(), draft=True).cases[0]
+    obs = observe(case, FakeAdapter())
+    assert obs.warning == {"at": 2, "message": "DeprecationWarning: this op is deprecated"}

@@ -112,6 +112,11 @@ class Kind:
     aliasing: ClassVar[bool] = False
     # where `conformance observe` writes it among the kinds (None: never)
     observe_order: ClassVar[int | None] = None
+    # the kind whose observation of the same names usually says the same thing (same_storage:
+    # shares_memory, since elements in common are one allocation): observe writes this kind's
+    # entry only where the two differ on some framework, and then writes that kind's entry
+    # for the same names beside it, since the contrast is the fact
+    implied_by: ClassVar[str | None] = None
 
     # ---- its key and its words
 
@@ -158,7 +163,8 @@ class Kind:
     def worth_writing(self, key: ResultKey, values: Mapping[str, Any], case: Case,
                       made: Collection[tuple[str, str]]) -> bool:
         """Whether `conformance observe` writes an observation (``values``: framework ->
-        observed) as an expectation; ``made``: the (result, input) pairs the steps produce."""
+        observed) as an expectation; ``made``: the (result, source) pairs the steps produce
+        (``y = x.view(4)``: (y, x); ``a, b = x.split(2)``: (a, x) and (b, x))."""
         return False
 
     def written(self, names: Sequence[str]) -> str:

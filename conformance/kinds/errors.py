@@ -54,7 +54,7 @@ class ExpectedError(WholeKind):
     phase = ERRORS
     always_checked = True
     value_types = (ErrorExpectation, ErrorDetail)
-    observe_order = 8
+    observe_order = 9
 
     def parse_value(self, raw: Any, loc: Location, ctx: ParseContext) -> Any:
         m = fields.mapping(raw, loc, "'error'")
@@ -170,6 +170,7 @@ class ExpectedWarning(WholeKind):
                    "override, removes the shared expected warning).")
     phase = WARNINGS
     value_types = (WarningExpectation,)
+    observe_order = 10
 
     def parse_value(self, raw: Any, loc: Location, ctx: ParseContext) -> Any:
         m = fields.mapping(raw, loc, "'warning'")
@@ -206,3 +207,11 @@ class ExpectedWarning(WholeKind):
             },
         }
         return {"description": self.description, "anyOf": [{"type": "null"}, {"$ref": "#/$defs/warning"}]}, defs
+
+    def yaml_lines(self, entries: Sequence[tuple[ResultKey, Any]]) -> list[str]:
+        """``warning: {at, match}`` with a regex for the start of the warning's
+        ``Category: message`` (as an error's message gets); ``null`` for none."""
+        ((_, warning),) = entries
+        if warning is None:
+            return ["warning: null"]
+        return [f"warning: {{at: {warning['at']}, match: {json.dumps(message_pattern(warning['message']))}}}"]

@@ -45,7 +45,7 @@ class Values(_Array):
     description = ("Tensor -> its values (and shape) after the steps; complex as {real: [...], imag: [...]}. "
                    "Floats compared with rtol 1e-5, atol 1e-6.")
     probed = "always"
-    observe_order = 2
+    observe_order = 3
 
     def compare(self, obj: Any, name: str, expected: Any, run: Checking) -> None:
         key, what = self.key((name,)), self.what((name,))
@@ -68,7 +68,7 @@ class Grad(_Array):
     name = "grad"
     description = "Tensor -> its .grad values, or null for no gradient."
     probed = "autograd"
-    observe_order = 7
+    observe_order = 8
 
     def parse_value(self, value: Any, loc: Location, text: str) -> Any:
         return None if value is None else super().parse_value(value, loc, text)
@@ -99,7 +99,7 @@ class Dtype(TensorKind):
     name = "dtype"
     description = "Tensor -> its dtype, by neutral name."
     probed = "always"
-    observe_order = 3
+    observe_order = 4
 
     def parse_value(self, value: Any, loc: Location, text: str) -> Any:
         if value not in DTYPES:
@@ -153,7 +153,7 @@ class _Flag(TensorKind):
 class RequiresGrad(_Flag):
     name = "requires_grad"
     description = "Tensor -> whether it requires grad (Paddle: not stop_gradient)."
-    observe_order = 5
+    observe_order = 6
 
     def observe(self, obj: Any, run: Checking) -> Any:
         return run.adapter.requires_grad(obj)
@@ -162,7 +162,7 @@ class RequiresGrad(_Flag):
 class IsLeaf(_Flag):
     name = "is_leaf"
     description = "Tensor -> whether it is a leaf of the autograd graph."
-    observe_order = 6
+    observe_order = 7
 
     def observe(self, obj: Any, run: Checking) -> Any:
         return run.adapter.is_leaf(obj)
@@ -172,7 +172,7 @@ class VersionChange(TensorKind):
     name = "version_change"
     description = "Tensor -> how much its version counter rose since the object first appeared."
     probed = "always"
-    observe_order = 4
+    observe_order = 5
 
     def parse_value(self, value: Any, loc: Location, text: str) -> Any:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:

@@ -17,7 +17,14 @@ class _Aliasing(PairKind):
 
     def worth_writing(self, key: ResultKey, values: Mapping[str, Any], case: Case,
                       made: Collection[tuple[str, str]]) -> bool:
-        # where it holds somewhere, or between what a step made and what it made it from
+        # Which pairs `conformance observe` writes (docs/case-format.md, "What observe writes"):
+        # a pair where the relation holds on some framework (the same object; elements in
+        # common: a view, a view of a view, two views of one input that overlap), and a pair
+        # a step made, a result and its source, whatever the relation (the point of most
+        # cases: view or copy). Two names that are unrelated everywhere (two copies) tell
+        # nothing and are left out. same_storage is written only where it says more than
+        # shares_memory (implied_by): one allocation without an element in common, as the
+        # two halves of a split are.
         return any(v is True for v in values.values()) or tuple(key.names) in made
 
 
@@ -52,6 +59,9 @@ class SameStorage(_Aliasing):
 
     name = "same_storage"
     description = "{y & x: true}: y and x live in the same allocation, even without overlapping elements."
+    probed = "always"
+    observe_order = 1
+    implied_by = "shares_memory"  # written only where it differs: same allocation, no element in common
 
     def compare(self, first: tuple[str, Any], second: tuple[str, Any], expected: bool, run: Checking) -> None:
         if not self.tensors(first, second, expected, run):
@@ -71,7 +81,7 @@ class SameObject(_Aliasing):
     name = "same_object"
     description = "{y & x: true}: y is x."
     probed = "always"
-    observe_order = 1
+    observe_order = 2
 
     def compare(self, first: tuple[str, Any], second: tuple[str, Any], expected: bool, run: Checking) -> None:
         (a, x), (b, y) = first, second

@@ -9,6 +9,7 @@ files).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -35,6 +36,7 @@ RULES: dict[str, tuple[str, str]] = {
     "CF010": ("not-a-case-file", "a case folder holds something other than *.yaml case files and real folders: "
                                  "a link, a Python or other file, a pipe or device"),
     "CF011": ("unknown-string", "a step passes a string that is not a dtype, a device or a name an adapter declares"),
+    "CF012": ("todo-reason", "a per-framework override's reason still says TODO (observe's placeholder)"),
 }
 
 
@@ -110,7 +112,22 @@ def check_identical_overrides(case: Case) -> Iterator[Finding]:
                           "what it expects")
 
 
-CASE_CHECKS: tuple[Callable[[Case], Iterable[Finding]], ...] = (check_unused_inputs, check_identical_overrides)
+TODO = re.compile(r"\bTODO\b")
+
+
+def check_todo_reasons(case: Case) -> Iterator[Finding]:
+    """`conformance observe` gives each override it writes a TODO reason; it must become the
+    real one before the case is committed (CI lints the corpus)."""
+    for fw, override in sorted(case.overrides.items()):
+        if TODO.search(override.reason):
+            yield Finding("CF012", override.location or case.location,
+                          f"the override for {fw!r} still has a TODO reason: {override.reason[:80]!r}",
+                          f"say why {fw} differs, citing its documentation or an upstream issue "
+                          "(CONTRIBUTING.md, 'Citing documentation')")
+
+
+CASE_CHECKS: tuple[Callable[[Case], Iterable[Finding]], ...] = (check_unused_inputs, check_identical_overrides,
+                                                               check_todo_reasons)
 
 
 def _names_in(expect: Expect) -> set[str]:

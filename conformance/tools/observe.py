@@ -1,12 +1,20 @@
 """``conformance observe``: run a case's steps on each framework, observe everything the
 expectations can say about them, and print it as YAML ready to paste under ``expect``, with
-per-framework overrides where the frameworks differ.
+per-framework overrides where the frameworks differ (``--write`` puts it into the case file
+instead: :mod:`conformance.tools.casewrite`).
 
 It asks the engine to check a probe expectation that names every relation and property of
 the case's names; the engine records what it observed whatever was expected, and that
 record is what is printed. Nothing here is compared. The case runs in the sandbox's child
 process, with its timeout, like a pytest item: a case that crashes or hangs a framework
 costs that framework's observation, never the command.
+
+What is observed: every property of every name, and the relations (shares_memory,
+same_storage, same_object) between pairs of names: every pair when the case has at most
+:data:`MAX_PAIR_NAMES` names, else the pairs its steps relate (:func:`related_pairs`). Which of
+those are written is each kind's ``worth_writing`` (for the relations: a pair where one holds
+somewhere, or a result and its source), and a kind ``implied_by`` another (same_storage) only
+where it says more. The error and the first warning come from the step records.
 """
 
 from __future__ import annotations
@@ -17,15 +25,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from conformance import kinds
-from conformance.ir import names_bound, productions
+from conformance.ir import AttrTarget, NameTarget, Op, PyOp, Ref, names_bound
 from conformance.kinds.base import shown
+from conformance.kinds.errors import message_pattern
 from conformance.model import Case, Expect, ResultKey
 from conformance.outcomes import ERROR, NOT_APPLICABLE, SKIPPED
 from conformance.run.engine import run
 from conformance.run.sandbox import FrameworkUnavailable, Sandbox, SandboxError
 
-MAX_PAIR_NAMES = 8  # above this, relations are observed only for the pairs steps produce
+MAX_PAIR_NAMES = 8  # above this, relations are observed only for the pairs the steps relate
 ERROR_KEY = ResultKey("error")
+WARNING_KEY = ResultKey("warning")
 
 
 @dataclass
@@ -36,6 +46,7 @@ class Observation:
     reason: str = ""
     observed: dict[ResultKey, Any] = field(default_factory=dict)  # values.y -> value, shares_memory.y.x -> bool
     error: dict[str, Any] | None = None  # {at, kind, type, message}
+    warning: dict[str, Any] | None = None  # the first step that warned: {at, message ('Category: message')}
     unobservable: frozenset[str] = frozenset()  # properties the framework has no notion of
 
 
@@ -46,15 +57,53 @@ def names_of(case: Case) -> list[str]:
     return names
 
 
+def made_pairs(case: Case) -> set[tuple[str, str]]:
+    """(result, source) for each step that binds names to what an operation (or ``x[...]``)
+    made of a source, its first name argument: ``y = x.view(4)`` gives (y, x), ``a, b =
+    x.split(2)`` gives (a, x) and (b, x). Only names that keep their binding to the end of
+    the case (as ``conformance.ir.productions``, which this extends to several results), so
+    that a relation observed at the end describes what that step did."""
+    flat = case.flat_steps()
+    found = set()
+    for i, step in enumerate(flat):
+        if step.kind != "assign" or not all(isinstance(t, NameTarget) for t in step.targets):
+            continue
+        value = step.value
+        if isinstance(value, Op) and value.key != "call":
+            args = value.args
+        elif isinstance(value, PyOp) and value.op == "getitem":
+            args = value.args[:1]
+        else:
+            continue
+        source = next((a.name for a in args if isinstance(a, Ref)), None)
+        later = {n for s in flat[i + 1:] for n in names_bound(s)}
+        later |= {t.obj.name for s in flat[i + 1:] for t in s.targets  # `a.data = ...` swaps a's buffer
+                  if isinstance(t, AttrTarget) and isinstance(t.obj, Ref)}
+        if source is None or source in later:
+            continue
+        found |= {(result, source) for result in names_bound(step) if result != source and result not in later}
+    return found
+
+
+def related_pairs(case: Case, names: list[str]) -> list[tuple[str, str]]:
+    """The pairs of names the steps relate, (later, earlier): a result and what it was made
+    from, however many steps apart (a view of a view and its base), and two results made from
+    the same name (the halves of a split, two slices of one input)."""
+    ancestors: dict[str, set[str]] = {n: set() for n in names}
+    for result, source in sorted(made_pairs(case), key=lambda p: names.index(p[0])):
+        ancestors[result] |= {source} | ancestors[source]
+    return [(a, b) for i, a in enumerate(names) for b in names[:i]
+            if b in ancestors[a] or a in ancestors[b] or ancestors[a] & ancestors[b]]
+
+
 def probe_expect(case: Case) -> Expect:
     """An expectation of everything each kind observes by default about the case's names
     (the expected values are placeholders: only what the engine observes is used)."""
     names = names_of(case)
-    made = [(result, source) for _, _, result, source in productions(case.steps)]
     if len(names) <= MAX_PAIR_NAMES:
         pairs = [(a, b) for i, a in enumerate(names) for b in names[:i]]
     else:
-        pairs = made
+        pairs = related_pairs(case, names)
     autograd = any(g.requires_grad for g in case.given)
     checks = {}
     for kind in kinds.KINDS:
@@ -100,6 +149,10 @@ def observe(case: Case, adapter: Any, sandbox: Sandbox | None = None) -> Observa
         if step.error is not None:
             obs.error = {"at": step.number, "kind": step.error.kind, "type": step.error.type,
                          "message": step.error.message}
+        # a case expects one warning: the first one, of the first step that warns
+        said = [w for w in step.warnings if not w.startswith("... and ")]
+        if said and obs.warning is None:
+            obs.warning = {"at": step.number, "message": said[0]}
     return obs
 
 
@@ -120,17 +173,13 @@ def split(case: Case, observations: list[Observation]) -> tuple[dict[ResultKey, 
                                                                  dict[str, dict[ResultKey, Any]]]:
     """(shared expectation, framework -> its override's expectation), keyed like
     ``observed`` (values.y). A value becomes shared when most frameworks that observed
-    it agree; the others get an override. The error comes from the steps, under
-    ``ResultKey("error")``."""
+    it agree; the others get an override. The error and the warning come from the steps,
+    under ``ResultKey("error")`` and ``ResultKey("warning")``."""
     ran = [o for o in observations if o.status == "ran"]
     shared: dict[ResultKey, Any] = {}
     per_fw: dict[str, dict[ResultKey, Any]] = {o.framework: {} for o in ran}
-    keys = sorted({k for o in ran for k in o.observed if kinds.get(k.kind).arity})
-    made = {(r, s) for _, _, r, s in productions(case.steps)}
-    for key in keys:
+    for key in chosen(case, ran):
         values = {o.framework: o.observed[key] for o in ran if key in o.observed}
-        if not interesting(key, values, case, made):
-            continue
         able = [o for o in ran if key.kind not in o.unobservable]
         if len(values) < len(able):  # not observed everywhere (a step raised first): per framework
             for fw, value in values.items():
@@ -142,17 +191,57 @@ def split(case: Case, observations: list[Observation]) -> tuple[dict[ResultKey, 
         for fw, value in values.items():
             if _key(value) != majority:
                 per_fw[fw][key] = value
-    errors = {o.framework: o.error for o in ran}
-    signature = Counter(json.dumps(e and [e["at"], e["kind"]]) for e in errors.values())
-    if signature:
-        common = json.loads(signature.most_common(1)[0][0])
-        if common is not None:
-            shared[ERROR_KEY] = {"at": common[0], "kind": common[1],
-                               **{fw: e for fw, e in errors.items() if e and [e["at"], e["kind"]] == common}}
-        for fw, e in errors.items():
-            if json.dumps(e and [e["at"], e["kind"]]) != json.dumps(common):
-                per_fw[fw][ERROR_KEY] = e and {"at": e["at"], "kind": e["kind"], fw: e}
+    _split_whole(ERROR_KEY, {o.framework: o.error for o in ran}, shared, per_fw,
+                 signature=lambda e: [e["at"], e["kind"]],
+                 shared_value=lambda e, by_fw: {"at": e["at"], "kind": e["kind"], **by_fw},
+                 own_value=lambda fw, e: {"at": e["at"], "kind": e["kind"], fw: e})
+    _split_whole(WARNING_KEY, {o.framework: o.warning for o in ran}, shared, per_fw,
+                 signature=lambda w: [w["at"], message_pattern(w["message"])],
+                 shared_value=lambda w, by_fw: w, own_value=lambda fw, w: w)
     return shared, {fw: exp for fw, exp in per_fw.items() if exp}
+
+
+def chosen(case: Case, ran: list[Observation]) -> list[ResultKey]:
+    """The observed keys worth an expectation line, in order: each kind's ``worth_writing``;
+    a kind ``implied_by`` another only where the two differ on some framework, and then
+    with the other kind's entry for the same names."""
+    keys = sorted({k for o in ran for k in o.observed if kinds.get(k.kind).arity})
+    made = made_pairs(case)
+    out: set[ResultKey] = set()
+    for key in keys:
+        kind = kinds.get(key.kind)
+        values = {o.framework: o.observed[key] for o in ran if key in o.observed}
+        if not interesting(key, values, case, made):
+            continue
+        if kind.implied_by is not None:
+            implied = ResultKey(kind.implied_by, key.names)
+            if all(implied in o.observed and o.observed[implied] == o.observed[key] for o in ran if key in o.observed):
+                continue
+            out.add(implied)
+        out.add(key)
+    return [k for k in keys if k in out]
+
+
+def _split_whole(key: ResultKey, observed: dict[str, dict[str, Any] | None], shared: dict[ResultKey, Any],
+                 per_fw: dict[str, dict[ResultKey, Any]], signature: Any, shared_value: Any, own_value: Any) -> None:
+    """An observation about the case as a whole (the error, the warning; None: none), which
+    an override replaces whole: the majority's (by ``signature``) is shared, with each of
+    those frameworks' details; each other framework gets its own, or null."""
+    def sign(value: dict[str, Any] | None) -> str:
+        return json.dumps(value and signature(value))
+
+    counts = Counter(sign(v) for v in observed.values())
+    if not counts:
+        return
+    # the most frequent; on a tie, none (a step raising or warning is what an override says)
+    common = max(counts, key=lambda s: (counts[s], s == sign(None)))
+    agreeing = {fw: v for fw, v in observed.items() if sign(v) == common}
+    first = next(iter(agreeing.values()))
+    if first is not None:
+        shared[key] = shared_value(first, agreeing)
+    for fw, value in observed.items():
+        if fw not in agreeing:
+            per_fw[fw][key] = value and own_value(fw, value)
 
 
 # ---- YAML
@@ -161,29 +250,46 @@ def split(case: Case, observations: list[Observation]) -> tuple[dict[ResultKey, 
 CASE_INDENT = "    "  # where 'expect:' sits in a case file: paste the output over 'expect: {}'
 
 
-def render(case: Case, observations: list[Observation]) -> str:
-    shared, overrides = split(case, observations)
-    ran = ", ".join(f"{o.framework} {o.version}" for o in observations if o.status == "ran") or "no framework"
-    lines = [f"# conformance observe {case.id}  ({case.location})",
-             f"# observed on {ran}.",
-             "# Review before pasting: this is what the frameworks did, not necessarily what they",
-             "# should do. Delete lines that do not matter to the case."]
-    for o in observations:
-        if o.status != "ran":
-            lines.append(f"# {o.framework}: {o.status.replace('_', ' ')}: {o.reason}")
-    lines.append("expect:")
+def todo_reason(framework: str, before: str | None = None) -> str:
+    """The placeholder reason of an override observe writes, which lint refuses (CF012)
+    until the contributor says why the framework differs; ``before``: the reason the
+    override had (``--write --force``), kept in it to reuse."""
+    text = f"TODO: why {framework} differs; cite its documentation or an upstream issue"
+    return text + (f" (the reason before: {before})" if before else "")
+
+
+def expect_lines(case: Case, shared: dict[ResultKey, Any], overrides: dict[str, dict[ResultKey, Any]],
+                 reasons: dict[str, str] | None = None) -> list[str]:
+    """``expect:`` and, where frameworks differ, ``frameworks:`` with each override (a TODO
+    reason, and the case's claims to decide), as YAML lines at the case's indentation less
+    :data:`CASE_INDENT`. ``reasons``: framework -> the reason its override had before."""
+    lines = ["expect:"]
     lines += ["  " + line for line in _expect_lines(shared)] or ["  {}  # nothing observed"]
     if overrides:
         lines.append("frameworks:")
         for fw, exp in sorted(overrides.items()):
             lines.append(f"  {fw}:")
-            lines.append(f'    reason: "TODO: why {fw} differs; cite its documentation or an upstream issue"')
+            lines.append(f"    reason: {json.dumps(todo_reason(fw, (reasons or {}).get(fw)))}")
             lines.append("    expect:")
             lines += ["      " + line for line in _expect_lines(exp)]
             stated = {c: s for c, s in case.claims.items() if s != "related"}
             if stated:
                 lines.append("    claims: {" + ", ".join(f"{c}: {s}" for c, s in stated.items())
                              + "}  # TODO: does each claim hold on " + fw + "?")
+    return lines
+
+
+def render(case: Case, observations: list[Observation]) -> str:
+    shared, overrides = split(case, observations)
+    ran = ", ".join(f"{o.framework} {o.version}" for o in observations if o.status == "ran") or "no framework"
+    lines = [f"# conformance observe {case.id}  ({case.location})",
+             f"# observed on {ran}.",
+             "# Review before pasting: this is what the frameworks did, not necessarily what they",
+             "# should do. Delete lines that do not matter to the case. (--write puts it in the file.)"]
+    for o in observations:
+        if o.status != "ran":
+            lines.append(f"# {o.framework}: {o.status.replace('_', ' ')}: {o.reason}")
+    lines += expect_lines(case, shared, overrides)
     return "\n".join(CASE_INDENT + line for line in lines) + "\n"
 
 
