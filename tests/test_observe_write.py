@@ -208,3 +208,25 @@ def test_rewrite_adds_frameworks_after_expect_and_replaces_only_observed_overrid
         "    expect:\n      values: {y: [1.0, 2.0]}\n    frameworks:\n      numpy:\n"
         "        not_applicable: \"a reason of the case's own\"\n"
         '      torch:\n        reason: "TODO: why"\n        expect:\n          values: {y: [2.0, 2.0]}\n'))
+
+
+def test_new_observe_write_lint_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """CONTRIBUTING's workflow with --write: scaffold, write the steps, observe into the file,
+    then the case lints clean and passes, and the scaffold's comments are still there."""
+    from conformance.run.engine import PASS, run
+    from conformance.tools.cli import main
+
+    root = tmp_path / "cases"
+    assert main(["new", "views/flip_demo", "--root", str(root)]) == 0
+    assert "`conformance observe" in capsys.readouterr().out
+    path = root / "views" / "flip_demo.yaml"
+    path.write_text(path.read_text().replace("      - y = x.T", "      - y = x.reshape(4)\n      - y[0] = 10.0"))
+    before = path.read_text()
+    assert main(["observe", str(path), "--write", "--frameworks", "numpy"]) == 0
+    after = path.read_text()
+    assert changed_lines(before, after) == ["    expect: {}"]
+    assert after.endswith("    expect:\n      shares_memory: {y & x: true}\n      same_object: {y & x: false}\n"
+                          "      values: {x: [[10.0, 2.0], [3.0, 4.0]], y: [10.0, 2.0, 3.0, 4.0]}\n")
+    assert lint_paths([path], registry.vocabulary()) == []
+    case = load_file(path, registry.vocabulary()).cases[0]
+    assert run(case, registry.get_adapter("numpy")).verdict == PASS

@@ -17,7 +17,7 @@ class _Aliasing(PairKind):
 
     def worth_writing(self, key: ResultKey, values: Mapping[str, Any], case: Case,
                       made: Collection[tuple[str, str]]) -> bool:
-        # Which pairs `conformance observe` writes (docs/case-format.md, "What observe writes"):
+        # Which pairs `conformance observe` writes (CONTRIBUTING.md, "What observe writes about pairs"):
         # a pair where the relation holds on some framework (the same object; elements in
         # common: a view, a view of a view, two views of one input that overlap), and a pair
         # a step made, a result and its source, whatever the relation (the point of most

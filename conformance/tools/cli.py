@@ -459,7 +459,7 @@ def cmd_new(args: argparse.Namespace, extra: list[str]) -> int:
         print(f"conformance new: {exc}", file=sys.stderr)
         return 2
     print(f"conformance new: wrote {path}\n"
-          f"next: edit its steps, then `conformance observe {path}` and paste the expectations, "
+          f"next: edit its steps, then `conformance observe {path} --write` and review the expectations, "
           f"then `conformance lint {path}` and `pytest {path}` (CONTRIBUTING.md)")
     return 0
 

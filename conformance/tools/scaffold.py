@@ -1,6 +1,6 @@
 """``conformance new FAMILY/NAME``: a new case file with the required fields, the schema
 modeline for editor completion, and an empty ``expect`` that lint and pytest refuse until
-``conformance observe`` has filled it."""
+``conformance observe --write`` has filled it."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ cases:
       x: {{data: [[1.0, 2.0], [3.0, 4.0]]}}
     steps:                  # TODO: the operations under test; x.T is an example
       - y = x.T
-    # Run `conformance observe {family}.{name}.first`, review what it prints and paste it
-    # here; lint and pytest refuse an empty expect.
+    # `conformance observe {family}.{name}.first --write` fills this in with what each
+    # framework does; review it. Lint and pytest refuse an empty expect.
     expect: {{}}
 """
 
