@@ -397,6 +397,13 @@ class Adapter(ArrayProbes):
     # strings this adapter's operations take as arguments, besides dtype and device names
     # (model.DTYPES, model.DEVICE_NAME): the loader refuses any other string in a step
     case_strings: ClassVar[frozenset[str]] = frozenset()
+    # the exception classes the framework defines, by qualified name ("module.Class", as the
+    # engine records the type of what a step raised): these (written whole or by their class
+    # name) and Python's builtin exceptions are the names an expectation's error.<name>.type
+    # may give; the loader refuses any other (CF013). None: not declared, not checked.
+    # tests/test_exception_types.py keeps the built-in adapters' lists equal to what their
+    # framework defines once imported (warnings aside)
+    exception_types: ClassVar[frozenset[str] | None] = None
 
     def __init__(self) -> None:
         self.ops: dict[str, Operation] = self.operation_table()

@@ -94,6 +94,14 @@ class NumpyAdapter(Adapter):
     distribution = "numpy"
     install_hint = "pip install numpy"
     title = "NumPy"
+    exception_types = frozenset({  # every exception class it defines (base.Adapter.exception_types)
+        "numpy._core._exceptions.UFuncTypeError", "numpy._core._exceptions._ArrayMemoryError",
+        "numpy._core._exceptions._UFuncBinaryResolutionError", "numpy._core._exceptions._UFuncCastingError",
+        "numpy._core._exceptions._UFuncInputCastingError", "numpy._core._exceptions._UFuncNoLoopError",
+        "numpy._core._exceptions._UFuncOutputCastingError", "numpy._core.numerictypes._PreprocessDTypeError",
+        "numpy.exceptions.AxisError", "numpy.exceptions.DTypePromotionError", "numpy.exceptions.TooHardError",
+        "numpy.lib._iotools.ConverterError", "numpy.lib._iotools.ConverterLockError", "numpy.linalg.LinAlgError",
+    })
     report_rank = 30
     dlpack_export = dlpack_import = True
     error_patterns = NUMPY_ERRORS

@@ -170,6 +170,14 @@ class PaddleAdapter(PaddleProbes, Adapter):
     distribution = "paddlepaddle"
     install_hint = "pip install 'conformance[paddle]'"
     title = "PaddlePaddle"
+    exception_types = frozenset({  # every exception class it defines (base.Adapter.exception_types)
+        "paddle.base.libpaddle.EOFException", "paddle.base.libpaddle.EnforceNotMet", "paddle.cuda.CudaError",
+        "paddle.distributed.fleet.utils.fs.ExecuteError", "paddle.distributed.fleet.utils.fs.FSFileExistsError",
+        "paddle.distributed.fleet.utils.fs.FSFileNotExistsError",
+        "paddle.distributed.fleet.utils.fs.FSShellCmdAborted", "paddle.distributed.fleet.utils.fs.FSTimeOut",
+        "paddle.jit.dy2static.error.Dy2StKeyError", "paddle.jit.dy2static.utils.Dygraph2StaticException",
+        "paddle.reader.decorator.ComposeNotAligned", "paddle.utils.layers_utils.NotSupportedTensorArgumentError",
+    })
     report_rank = 20
     autograd = True
     device_kinds = ("cpu", "cuda")

@@ -147,6 +147,39 @@ class TorchAdapter(TorchProbes, Adapter):
     distribution = "torch"
     install_hint = "pip install 'conformance[torch]'"
     title = "PyTorch"
+    exception_types = frozenset({  # every exception class it defines (base.Adapter.exception_types)
+        "torch.AcceleratorError", "torch.FatalError", "torch.OutOfMemoryError", "torch._C._LinAlgError",
+        "torch._export.verifier.SpecViolationError",
+        "torch._higher_order_ops.utils.UnsupportedAliasMutationException",
+        "torch._library.fake_profile.MissingOpProfile",
+        "torch._strobelight.cli_function_profiler.StrobelightCLIProfilerError",
+        "torch._subclasses.fake_tensor.DataDependentOutputException",
+        "torch._subclasses.fake_tensor.DynamicOutputShapeException",
+        "torch._subclasses.fake_tensor.FakeTensorDeviceMismatchError",
+        "torch._subclasses.fake_tensor.MetadataMismatchError",
+        "torch._subclasses.fake_tensor.UnsupportedFakeTensorException",
+        "torch._subclasses.fake_tensor.UnsupportedMutationAliasingException",
+        "torch._subclasses.fake_tensor.UnsupportedOperatorException",
+        "torch._subclasses.fake_tensor._BypassDispatchCache", "torch._vendor.packaging.version.InvalidVersion",
+        "torch.autograd.gradcheck.GradcheckError", "torch.cuda.CudaError", "torch.cuda.DeferredCudaCallError",
+        "torch.distributed.DistBackendError", "torch.distributed.DistError", "torch.distributed.DistNetworkError",
+        "torch.distributed.DistStoreError", "torch.distributed.QueueEmptyError",
+        "torch.fx.experimental.proxy_tensor._ModuleNotInstalledAsSubmoduleError",
+        "torch.fx.experimental.unification.multipledispatch.dispatcher.MDNotImplementedError",
+        "torch.fx.passes.net_min_base.FxNetMinimizerBadModuleError",
+        "torch.fx.passes.net_min_base.FxNetMinimizerResultMismatchError",
+        "torch.fx.passes.net_min_base.FxNetMinimizerRunFuncError",
+        "torch.fx.passes.splitter_base.FxNetSplitterInternalError", "torch.fx.proxy.TraceError", "torch.jit.Error",
+        "torch.jit._trace.TracingCheckError", "torch.jit.frontend.FrontendError",
+        "torch.jit.frontend.FrontendTypeError", "torch.jit.frontend.NotSupportedError",
+        "torch.jit.frontend.UnsupportedNodeError", "torch.mtia.DeferredMtiaCallError",
+        "torch.multiprocessing.spawn.ProcessException", "torch.multiprocessing.spawn.ProcessExitedException",
+        "torch.multiprocessing.spawn.ProcessRaisedException", "torch.package.importer.ObjMismatchError",
+        "torch.package.importer.ObjNotFoundError", "torch.package.package_exporter.EmptyMatchError",
+        "torch.package.package_exporter.PackagingError", "torch.testing._comparison.ErrorMeta",
+        "torch.testing._comparison.UnsupportedInputs", "torch.utils.checkpoint.CheckpointError",
+        "torch.utils.checkpoint._StopRecomputationError",
+    })
     report_rank = 10
     autograd = True
     device_kinds = ("cpu", "cuda")

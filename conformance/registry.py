@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from conformance import claims
-from conformance.load.reader import Vocabulary
+from conformance.load.reader import Vocabulary, exception_names
 
 # the one registration of a built-in framework
 BUILTIN = {
@@ -198,12 +198,18 @@ def known_operations() -> set[str]:
 
 def vocabulary() -> Vocabulary:
     """The names case files may use: registered frameworks, their operations, the strings
-    their operations take, the claims."""
+    their operations take, the claims, the exception types each framework may raise (for
+    those whose adapter declares them)."""
     strings: set[str] = set()
+    exceptions: dict[str, frozenset[str]] = {}
     for name in adapter_specs():
-        strings |= getattr(get_adapter(name), "case_strings", frozenset())
+        adapter = get_adapter(name)
+        strings |= getattr(adapter, "case_strings", frozenset())
+        declared = getattr(adapter, "exception_types", None)
+        if declared is not None:
+            exceptions[name] = exception_names(declared)
     return Vocabulary(frameworks=framework_names(), operations=known_operations(), claims=claims.claim_ids(),
-                      strings=frozenset(strings))
+                      strings=frozenset(strings), exception_types=exceptions)
 
 
 def case_schema() -> dict[str, Any]:

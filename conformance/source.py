@@ -42,3 +42,35 @@ class CaseFormatError(Exception):
         if self.hint:
             text += f"\n  fix: {self.hint}"
         return text
+
+
+class CaseFormatErrors(CaseFormatError):
+    """Several errors at once: every error of one case, or of one part of it that reads
+    on past a mistake (an ``expect`` kind's entries, the keys of a mapping). ``errors``
+    holds them in writing order; as a :class:`CaseFormatError` it is the first of them, so
+    that a caller that wants one error has it. It never travels (the loader's results
+    hold each error on its own): it has no codec fields."""
+
+    def __init__(self, errors: list[CaseFormatError]) -> None:
+        self.errors = [e for error in errors for e in split(error)]
+        first = self.errors[0]
+        super().__init__(first.location, first.message, first.hint, first.code)
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self.errors,))
+
+    def render(self) -> str:
+        return "\n".join(error.render() for error in self.errors)
+
+
+def split(error: CaseFormatError) -> list[CaseFormatError]:
+    """The single errors an error stands for (itself, or those of a :class:`CaseFormatErrors`)."""
+    return error.errors if isinstance(error, CaseFormatErrors) else [error]
+
+
+def raise_all(errors: list[CaseFormatError]) -> None:
+    """Raise the errors collected (one as itself, several as :class:`CaseFormatErrors`), if any."""
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise CaseFormatErrors(errors)

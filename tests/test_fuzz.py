@@ -47,6 +47,7 @@ import signal
 import tempfile
 import traceback
 import uuid
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -371,7 +372,7 @@ def check_result(result: Any, file: str, text: str | None) -> None:
     bound = 1 if text is None else line_bound(text)
     assert isinstance(result, LoadResult) and result.path == file
     for case_id, err in result.errors:
-        assert isinstance(err, CaseFormatError)
+        assert type(err) is CaseFormatError, err  # each error on its own, none of the reader's own kinds
         assert case_id is None or isinstance(case_id, str)
         check_location(err.location, file, bound)
         bad_char = UNACCEPTABLE.search(err.message)
@@ -382,6 +383,10 @@ def check_result(result: Any, file: str, text: str | None) -> None:
         assert err.code in RULES, err
         assert err.render()
         count(f"error {err.code}")
+    # in writing order: a case's errors in order, the cases' in the file's order
+    places = [(e.location.line, e.location.column) for _, e in result.errors]
+    assert places == sorted(places), [e.render() for _, e in result.errors]
+    assert result.refused <= len(result.errors)
     ids = [c.id for c in result.cases]
     assert len(set(ids)) == len(ids), ids
     for case in result.cases:
@@ -486,8 +491,10 @@ def load_and_lint_file(data: bytes) -> LoadResult | None:
         check_location(finding.location, str(path), bound)
         assert isinstance(finding.message, str) and finding.message.strip(), finding
         assert finding.render()
-    found = {(f.code, f.location, f.message, f.hint) for f in findings}
-    assert {(e.code, e.location, e.message, e.hint) for _, e in result.errors} <= found
+    # every error of every case, each as many times as the loader has it
+    found = Counter((f.code, f.location, f.message, f.hint) for f in findings)
+    loaded = Counter((e.code, e.location, e.message, e.hint) for _, e in result.errors)
+    assert not loaded - found, loaded - found
     return result
 
 
@@ -935,7 +942,8 @@ def dumped_mutations(draw: st.DrawFn) -> tuple[str, dict, int | None]:
 
 def file_level_error(text: str) -> bool:
     """Whether the whole file is refused (YAML-level problem or a bad top level), in
-    which case the loader gives exactly one error and no case."""
+    which case the loader gives the file's errors (one, or one per unknown top-level key)
+    and no case."""
     try:
         doc = parse(text, FILE)
     except CaseFormatError:
@@ -955,12 +963,14 @@ def test_mutated_cases(example: tuple[str, dict, int | None]) -> None:
     again = load_text(text, FILE, VOCAB)  # deterministic
     assert [e.render() for _, e in again.errors] == [e.render() for _, e in result.errors]
     assert [c.id for c in again.cases] == [c.id for c in result.cases]
-    if file_level_error(text):
-        assert not result.cases and len(result.errors) == 1, result.errors
+    if file_level_error(text):  # errors of the file only, and no case
+        assert not result.cases and result.errors and result.refused == 0, result.errors
+        assert all(case_id is None for case_id, _ in result.errors), result.errors
         return
-    # one outcome per case: loaded, or one error
+    # one outcome per case: loaded, or refused with one error or more
     cases = doc["cases"]
-    assert len(result.cases) + len(result.errors) == len(cases)
+    assert len(result.cases) + result.refused == len(cases)
+    assert result.refused <= len(result.errors)
     if target is not None:
         # a bad case does not take the others with it
         mutated_id = cases[target].get("id") if isinstance(cases[target], dict) else None
@@ -995,6 +1005,44 @@ def test_required_key_removed_is_an_error(cases: tuple[dict, ...], data: st.Data
     assert len(result.errors) == 1 and f"no {key!r}" in result.errors[0][1].message
     assert result.errors[0][0] == (None if key == "id" else cases[i]["id"])
     assert len(result.cases) == len(cases) - 1
+
+
+# Independent mistakes, each one error whatever else the case holds (the corpus's cases are
+# valid): (what it does to a case, the start of its one message). Any of them together in one
+# case give exactly their errors, each once: every error of a case, and none downstream.
+INDEPENDENT_MISTAKES: dict[str, tuple[Callable[[dict], None], str]] = {
+    "id": (lambda c: c.__setitem__("id", "Not An Id"), "invalid id 'Not An Id'"),
+    "title": (lambda c: c.__setitem__("title", ["a", "list"]), "'title' must be a non-empty string"),
+    "tags": (lambda c: c.__setitem__("tags", {"a": 1}), "'tags' must be a list of strings"),
+    "device": (lambda c: c.__setitem__("device", "tpu"), "unknown device 'tpu'"),
+    "key": (lambda c: c.__setitem__("fuzz_unknown_key", 1), "unknown key 'fuzz_unknown_key' in a case"),
+    "step": (lambda c: c["steps"].append("fuzz_z = fuzz_undefined + 1"),
+             "in step 'fuzz_z = fuzz_undefined + 1': 'fuzz_undefined' is not defined"),
+    "unparsable step": (lambda c: c["steps"].append("fuzz_w = x.view(("),
+                        "in step 'fuzz_w = x.view((': not a valid step"),
+    "expect entry": (lambda c: c["expect"].setdefault("dtype", {}).__setitem__("fuzz_nope", "float32"),
+                     "'fuzz_nope' is not a tensor of this case"),
+    "framework": (lambda c: c.setdefault("frameworks", {}).__setitem__("fuzz_jax", {"reason": "r"}),
+                  "unknown framework 'fuzz_jax'"),
+}
+
+
+@BUDGET
+@given(choice(list(corpus_cases())), st.data())
+def test_independent_mistakes_are_each_one_error(cases: tuple[dict, ...], data: st.DataObject) -> None:
+    """Exact oracle: k independent mistakes in one case are its k errors, in writing order,
+    and the other cases still load."""
+    i = data.draw(st.integers(0, len(cases) - 1))
+    chosen = data.draw(st.lists(st.sampled_from(sorted(INDEPENDENT_MISTAKES)), min_size=1, unique=True))
+    doc = {"cases": copy.deepcopy(list(cases))}
+    for name in chosen:
+        INDEPENDENT_MISTAKES[name][0](doc["cases"][i])
+    result = load_checked(yaml.safe_dump(doc, sort_keys=False))
+    assert result is not None
+    assert result.refused == 1 and len(result.cases) == len(cases) - 1
+    messages = [e.message for _, e in result.errors]
+    assert len(messages) == len(chosen), messages
+    assert all(any(m.startswith(INDEPENDENT_MISTAKES[name][1]) for m in messages) for name in chosen), messages
 
 
 # =========================================================================== 2. text-level corruption

@@ -24,7 +24,7 @@ from conformance.kinds.base import Checking, TensorKind
 from conformance.load import fields
 from conformance.load.cache import ENTRY_TYPES
 from conformance.load.inputs import NAME_PATTERN
-from conformance.load.reader import Vocabulary, load_text
+from conformance.load.reader import Vocabulary, exception_names, load_text
 from conformance.model import ERROR_KINDS, Case, ResultKey
 from conformance.outcomes import FAIL, PASS
 from conformance.report import analysis
@@ -162,6 +162,70 @@ def test_a_bad_value_is_refused_where_it_is_written(key: str, value: str, column
 
 def test_every_kind_has_its_parse_errors_tested() -> None:
     assert sorted({row[0] for row in PARSE_ERRORS}) == sorted(kinds.names())
+
+
+def load_errors(expect: str, vocabulary: Vocabulary = VOCAB) -> list[tuple[int, int, str, str]]:
+    text = ("cases:\n  - id: a.b\n    title: t\n    given: {x: [1.0, 2.0]}\n"
+            f"    steps: ['y = x.clone()', 'y.add_(1)']\n    expect:\n      {expect}\n")
+    return [(e.location.line, e.location.column, e.code, e.message)
+            for _, e in load_text(text, "cases/t.yaml", vocabulary).errors]
+
+
+def test_each_entry_of_a_kind_is_read_on_its_own() -> None:
+    """Failed before: the first bad entry only."""
+    assert load_errors("values: {y: [1.0, a], q: [1.0], x: [[1.0], [2.0, 3.0]]}") == [
+        (7, 16, "CF000", "'values': data must be numbers or booleans, got a string ('a')"),
+        (7, 29, "CF002", "'q' is not a tensor of this case"),
+        (7, 42, "CF000", "'values': ragged data (rows of different lengths)"),
+    ]
+    assert load_errors("shares_memory: {y: true, y & z: true, y & x: 1}") == [
+        (7, 23, "CF000", "'shares_memory' entries are 'a & b: true|false', got 'y'"),
+        (7, 32, "CF002", "'z' is not a tensor of this case"),
+        (7, 45, "CF000", "'shares_memory' of 'y & x' must be true or false, got a number (1)"),
+    ]
+
+
+def test_each_part_of_an_expected_error_is_read_on_its_own() -> None:
+    """Failed before: the first of them only."""
+    assert load_errors("error: {at: 9, kind: bogus, torch: {type: 3}, paddle: {match: '('}}") == [
+        (7, 15, "CF000", "'error.at': there is no step 9 (the case has 2)"),
+        (7, 22, "CF000", "unknown error kind 'bogus'"),
+        (7, 43, "CF000", "'error.torch.type' must be an exception type name, got a number (3)"),
+        (7, 62, "CF000", "'match' is not a valid regular expression: missing ), unterminated subpattern at position 0"),
+    ]
+
+
+EXCEPTIONS = Vocabulary(frameworks=VOCAB.frameworks, operations=VOCAB.operations, exception_types={
+    "torch": exception_names({"torch._C._LinAlgError", "torch.OutOfMemoryError"}),
+    "numpy": exception_names({"numpy.exceptions.AxisError", "numpy._core._exceptions._UFuncOutputCastingError"})})
+
+
+@pytest.mark.parametrize("written, hint", [
+    ("RuntimeErorr", "did you mean 'RuntimeError'?"),
+    ("LinAlgError", "did you mean '_LinAlgError'?"),  # the engine records torch's class name, _LinAlgError
+    ("torch.RuntimeError", "did you mean 'RuntimeError'?"),  # builtins are recorded unqualified
+    ("Zork", "name the exception's class as torch raises it: a Python builtin such as RuntimeError or ValueError, "
+             "or one of torch's own (its adapter's exception_types); run `conformance observe` to see what a step "
+             "raises"),
+])
+def test_an_exception_type_the_framework_cannot_raise_is_refused_at_load(written: str, hint: str) -> None:
+    """Failed before: any name loaded, and the case failed at run time with a confusing type mismatch."""
+    text = ("cases:\n  - id: a.b\n    title: t\n    given: {x: [1.0, 2.0]}\n    steps: ['y = x.clone()']\n"
+            f"    expect:\n      error: {{at: 1, kind: other, torch: {{type: {written}}}}}\n")
+    (_, error), = load_text(text, "cases/t.yaml", EXCEPTIONS).errors
+    assert (error.location, error.code, error.message, error.hint) == (
+        Location("cases/t.yaml", 7, 43), "CF013",
+        f"'error.torch.type': unknown exception type {written!r}: neither a Python builtin exception nor one torch "
+        "defines", hint)
+
+
+@pytest.mark.parametrize("framework, written", [
+    ("torch", "RuntimeError"), ("torch", "OutOfMemoryError"), ("torch", "torch.OutOfMemoryError"),
+    ("torch", "_LinAlgError"), ("numpy", "_UFuncOutputCastingError"), ("numpy", "numpy.exceptions.AxisError"),
+    ("numpy", "BufferError"), ("paddle", "Anything"),  # paddle declares none here: not checked
+])
+def test_a_known_exception_type_loads(framework: str, written: str) -> None:
+    load_case(f"error: {{at: 1, kind: other, {framework}: {{type: {written}}}}}", vocabulary=EXCEPTIONS)
 
 
 def test_an_unknown_key_under_expect_names_the_kinds() -> None:

@@ -44,8 +44,10 @@ def test_every_rule_has_a_fixture() -> None:
 
 
 def test_every_code_the_loader_raises_is_a_rule() -> None:
-    source = (ROOT / "conformance" / "load" / "reader.py").read_text()
-    assert set(re.findall(r'code="(CF\d{3})"', source)) <= set(RULES)
+    # the reader, its parts and the assertion kinds, which parse their own expect entries
+    sources = [*(ROOT / "conformance" / "load").glob("*.py"), *(ROOT / "conformance" / "kinds").glob("*.py")]
+    raised = {code for path in sources for code in re.findall(r'code="(CF\d{3})"', path.read_text())}
+    assert "CF013" in raised and raised <= set(RULES)
 
 
 def test_cli_output_format_and_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
@@ -74,3 +76,15 @@ def test_rules_are_listed(capsys: pytest.CaptureFixture[str]) -> None:
 def test_corpus_lints_clean() -> None:
     findings = lint_paths([ROOT / "cases"], registry.vocabulary())
     assert [f.render() for f in findings] == []
+
+
+def test_lint_reports_every_error_of_a_case_in_one_round(capsys: pytest.CaptureFixture[str]) -> None:
+    """Failed before: the first error of the case only (one round per mistake)."""
+    target = FIXTURES / "CF000_every_error_of_a_case.yaml"
+    assert main(["lint", str(target)]) == 1
+    out, err = capsys.readouterr()
+    assert [line.split(": ", 1)[0].rsplit(":", 2)[1:] + [line.split()[1]] for line in out.splitlines()
+            if not line.startswith("  fix:")] == [
+        ["10", "14", "CF007"], ["11", "35", "CF000"], ["13", "9", "CF002"], ["14", "9", "CF004"],
+        ["16", "31", "CF000"], ["18", "7", "CF008"]]
+    assert "1 file(s), 6 problem(s)" in err

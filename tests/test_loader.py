@@ -1,10 +1,12 @@
-"""The loader: valid cases load into the model; every bad input gets one precise message
-with file:line:column, what is wrong and the fix."""
+"""The loader: valid cases load into the model; every mistake gets a precise message with
+file:line:column, what is wrong and the fix, all the mistakes of a case at once, none
+repeated where what it would have defined is used."""
 
 from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -321,7 +323,8 @@ def test_the_first_problem_in_the_file_is_the_one_reported(text: str, message: s
     ("y = x.clone(", "not a valid step"),
 ])
 def test_steps_outside_the_allowlist_are_refused(step: str, message: str) -> None:
-    result = load_text(case_with(steps=f'["{step}"]' if '"' not in step else f"['{step}']"),
+    result = load_text(case_with(steps=f'["{step}"]' if '"' not in step else f"['{step}']",
+                                 expect="{values: {x: [1.0]}}"),
                        "cases/t.yaml", Vocabulary(operations=None))
     assert len(result.errors) == 1
     assert message in result.errors[0][1].render()
@@ -425,3 +428,152 @@ def test_a_claim_id_with_a_line_break_is_an_unknown_claim() -> None:
     msg = only_error(case_with(extra='    claims: {"S3-03\\n": holds}\n'))
     # claim IDs are checked against the claims list (the CLI and the plugin always pass one)
     assert msg == "cases/t.yaml:7:14: unknown claim 'S3-03\\n'\n  fix: did you mean 'S3-03'?"
+
+
+# ---- every error of a case (issue 16): each part read on its own, no error repeated downstream
+
+
+def errors_of(text: str, vocabulary: Vocabulary = VOCAB) -> list[tuple[int, int, str, str]]:
+    """(line, column, code, message) of every error, in the order the loader gives them."""
+    result = load_text(textwrap.dedent(text), "cases/t.yaml", vocabulary)
+    assert not result.cases
+    return [(e.location.line, e.location.column, e.code, e.message) for _, e in result.errors]
+
+
+MANY_MISTAKES = """\
+cases:
+  - id: Views.Bad
+    title: [a list]
+    tags: [views, 3]
+    claims: {S3-03: holds, S9-99: holds, S2-01: maybe}
+    device: tpu
+    given:
+      x: {data: [1.0, 2.0], dtype: flaot32}
+      w: {data: [1.0], requires_grad: yes please}
+      v: [1.0]
+    steps:
+      - y = x.veiw(2)
+      - z = q + v
+      - no_grad:
+          - u = y.clone(dtype='float16x')
+    expect:
+      values: {y: [1.0, a], yy: [2.0], u: [1.0]}
+      shape: {z: [-1]}
+      error: {at: 9, kind: othr}
+    frameworks:
+      jax: {reason: r}
+      paddle: {expect: {values: {y: [1.0]}}, claims: {S3-03: does_not_hold}}
+"""
+
+
+def test_every_mistake_of_a_case_is_reported_in_writing_order() -> None:
+    """Failed before: only the first ('invalid id'), one round per mistake."""
+    assert errors_of(MANY_MISTAKES) == [
+        (2, 5, "CF000", "invalid id 'Views.Bad'"),
+        (3, 5, "CF000", "'title' must be a non-empty string, got a list"),
+        (4, 5, "CF000", "'tags' must be a list of strings"),
+        (5, 28, "CF007", "unknown claim 'S9-99'"),
+        (5, 42, "CF000", "claim S2-01: unknown stance 'maybe'"),
+        (6, 5, "CF000", "unknown device 'tpu'"),
+        (8, 29, "CF000", "input 'x': unknown dtype 'flaot32'"),
+        (9, 24, "CF000", "'requires_grad' must be true or false, got a string ('yes please')"),
+        (12, 9, "CF004", "in step 'y = x.veiw(2)': unknown operation method '.veiw()': no adapter defines it"),
+        (13, 9, "CF002", "in step 'z = q + v': 'q' is not defined"),
+        (15, 13, "CF011", "in step \"u = y.clone(dtype='float16x')\": unknown string 'float16x': not a dtype or a "
+                          "device"),
+        (17, 16, "CF000", "'values': data must be numbers or booleans, got a string ('a')"),
+        (17, 29, "CF002", "'yy' is not a tensor of this case"),
+        (18, 15, "CF000", "'shape': 'shape' must be a list of non-negative integers"),
+        (19, 15, "CF000", "'error.at': there is no step 9 (the case has 3)"),
+        (19, 22, "CF000", "unknown error kind 'othr'"),
+        (21, 7, "CF005", "unknown framework 'jax'"),
+        (22, 7, "CF008", "the override for 'paddle' has no 'reason'"),
+    ]
+
+
+def test_lint_and_pytest_items_show_every_mistake(tmp_path: Path, pytester: pytest.Pytester) -> None:
+    from conformance.tools.lint import lint_paths
+
+    path = tmp_path / "t.yaml"
+    path.write_text(MANY_MISTAKES)
+    findings = lint_paths([path], VOCAB)
+    assert [(f.location.line, f.location.column, f.code) for f in findings] == [
+        (line, column, code) for line, column, code, _ in errors_of(MANY_MISTAKES)]
+    # pytest: one [load] item for the case, its failure every error with its fix
+    (pytester.path / "cases").mkdir()
+    (pytester.path / "cases" / "t.yaml").write_text(MANY_MISTAKES)
+    pytester.makeini("[pytest]\nconformance_paths = cases\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rf")
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    assert "cases/t.yaml::Views.Bad[load]" in output
+    for line, column, _, message in errors_of(MANY_MISTAKES):
+        assert f"cases/t.yaml:{line}:{column}: {message}" in output
+
+
+def test_a_case_with_any_error_does_not_load_and_the_others_do() -> None:
+    good = case_with().split("\n", 1)[1]
+    bad = good.replace("a.b", "a.bad").replace("title: t", "title: [t]").replace("x.clone()", "x.nope()")
+    result = load("cases:\n" + good + bad)
+    assert [c.id for c in result.cases] == ["a.b"] and result.refused == 1
+    assert [(cid, e.location.line) for cid, e in result.errors] == [("a.bad", 8), ("a.bad", 10)]
+
+
+@pytest.mark.parametrize("steps, expect, errors", [
+    # a step that cannot be parsed still binds the names left of its '=': no "'y' is not defined" after it
+    ('["y = x.view(4", "z = y + 1"]', "{values: {y: [1.0], z: [1.0]}}",
+     [(5, 13, "CF000", "in step 'y = x.view(4': not a valid step: '(' was never closed")]),
+    ('["a, b = x.chunk(2", "z = a + b"]', "{values: {a: [1.0]}}",
+     [(5, 13, "CF000", "in step 'a, b = x.chunk(2': not a valid step: '(' was never closed")]),
+    # one the allowlist refuses (valid Python) binds its Python targets
+    ('["y = lambda: x", "z = y + 1"]', "{values: {z: [1.0]}}",
+     [(5, 17, "CF000", "in step 'y = lambda: x': lambda is not allowed in a step")]),
+    # one whose targets cannot be told: names are no longer checked after it
+    ('["foo bar = x", "z = q + 1"]', "{values: {z: [1.0], w: [1.0]}}",
+     [(5, 13, "CF000", "in step 'foo bar = x': not a valid step: invalid syntax")]),
+    # an undefined name is reported at its first use only
+    ('["z = w + 1", "u = w * 2"]', "{values: {w: [1.0]}}",
+     [(5, 13, "CF002", "in step 'z = w + 1': 'w' is not defined")]),
+    # a step's first kind of problem only: the name, not the unknown method called on it or its string
+    ('["z = q.nope(\'zz\')"]', "{values: {x: [1.0]}}",
+     [(5, 13, "CF002", "in step \"z = q.nope('zz')\": 'q' is not defined")]),
+    # a step in error keeps its number and text: the steps after it are numbered as written
+    ('["y = x.view(4", "z = x.clone()", "z.add_(1)"]', "{error: {at: 3, kind: other}}",
+     [(5, 13, "CF000", "in step 'y = x.view(4': not a valid step: '(' was never closed")]),
+    ('["y = x.view(4", "z = x.clone()"]', "{error: {at: 'y = x.view(4', kind: other}}",
+     [(5, 13, "CF000", "in step 'y = x.view(4': not a valid step: '(' was never closed")]),
+    # 'steps' that cannot be read: neither names nor step numbers are checked
+    ("y = x.clone()", "{values: {y: [1.0]}, error: {at: 3, kind: other}}",
+     [(5, 5, "CF000", "'steps' must be a non-empty list")]),
+])
+def test_a_mistake_is_not_reported_again_where_what_it_would_define_is_used(
+        steps: str, expect: str, errors: list[tuple[int, int, str, str]]) -> None:
+    assert errors_of(case_with(steps=steps, expect=expect), Vocabulary(operations=VOCAB.operations)) == errors
+
+
+def test_an_input_in_error_still_defines_its_name_and_given_in_error_defines_any() -> None:
+    assert errors_of(case_with(given="{x: {data: [1.0], dtype: float99}}")) == [
+        (4, 30, "CF000", "input 'x': unknown dtype 'float99'")]
+    assert errors_of(case_with(given="[x]", steps='["y = x.clone()", "z = w.clone()"]')) == [
+        (4, 5, "CF000", "'given' must be a mapping, got a list")]
+
+
+def test_an_unknown_key_is_the_error_not_the_key_it_stands_for() -> None:
+    # a misspelled (or renamed) key is one error: the key it replaces is not also reported missing
+    assert errors_of(case_with().replace("title: t", "titel: t")) == [
+        (3, 5, "CF000", "unknown key 'titel' in a case")]
+    assert errors_of(case_with(extra="    frameworks: {paddle: {why: r, expect: {values: {y: [2.0]}}}}\n")) == [
+        (7, 27, "CF000", "unknown key 'why' in 'frameworks.paddle'")]
+    assert errors_of(case_with(expect="{error: {at: 1, knd: other}}")) == [
+        (6, 29, "CF000", "unknown key 'knd' in 'error'")]
+
+
+def test_an_override_is_not_held_to_claims_the_case_writes_in_error() -> None:
+    extra = "    frameworks: {paddle: {reason: r, expect: {values: {y: [2.0]}}}}\n"
+    text = case_with(extra=extra).replace("title: t", "title: t\n    claims: {S3-03: hold}")
+    assert errors_of(text) == [(4, 14, "CF000", "claim S3-03: unknown stance 'hold'")]
+
+
+def test_a_file_with_many_unknown_top_level_keys_reports_each() -> None:
+    assert errors_of("cases:\n  - id: a.b\nnotes: x\ncase: y\n") == [
+        (3, 1, "CF000", "unknown top-level key 'notes'"), (4, 1, "CF000", "unknown top-level key 'case'")]

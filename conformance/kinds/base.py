@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Collection, Mapping, NamedTuple, Protocol, Seq
 from conformance.ir import Step
 from conformance.load import fields
 from conformance.model import Case, ResultKey
-from conformance.source import CaseFormatError, Location
+from conformance.source import CaseFormatError, Location, raise_all, split
 
 _new_key = tuple.__new__
 
@@ -47,8 +47,13 @@ class ParseContext(NamedTuple):
     """What a kind's parser may refer to besides its own value."""
 
     steps: Sequence[Step]  # the case's steps, flat, in the order they run (numbered from 1)
-    bound: Collection[str]  # every name the case has: given, or bound by a step
+    # every name the case has: given, or bound by a step (a fields.OpenNames where part of
+    # the case that defines names could not be read: every name is then taken as known)
+    bound: Collection[str]
     frameworks: Sequence[str]  # the frameworks an entry may name (the error's per-framework details)
+    # framework -> the exception type names it may raise (its adapter's exception_types and
+    # Python's builtin exceptions); a framework not in it (or None) is not checked
+    exception_types: Mapping[str, Collection[str]] | None = None
 
 
 class Checking(Protocol):
@@ -131,7 +136,9 @@ class Kind:
 
     def parse(self, raw: Any, loc: Location, ctx: ParseContext, locations: dict[ResultKey, Location]) -> Any:
         """The parsed value of ``raw`` (written at ``loc``); where each of its entries was
-        written goes into ``locations``, under its key."""
+        written goes into ``locations``, under its key. A mistake raises a
+        :class:`CaseFormatError`; a kind that reads on past one (each entry on its own)
+        raises them all at the end as one :class:`~conformance.source.CaseFormatErrors`."""
         raise NotImplementedError
 
     def schema(self, frameworks: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -187,11 +194,18 @@ class EntryKind(Kind):
         entries = fields.mapping(raw, loc, f"'{self.name}'")
         parsed: dict[tuple[str, ...], Any] = {}
         name, parse_names, parse_value = self.name, self.parse_names, self.parse_value
-        for text, value in entries.items():
+        errors: list[CaseFormatError] = []
+        for text, value in entries.items():  # each entry on its own: every mistake is reported
             eloc = entries.where(text)
-            names = parse_names(text, eloc, ctx)
-            parsed[names] = parse_value(value, eloc, text)
+            try:
+                names = parse_names(text, eloc, ctx)
+                parsed[names] = parse_value(value, eloc, text)
+            except CaseFormatError as exc:
+                errors += split(exc)
+                continue
             locations[_new_key(ResultKey, (name, names))] = eloc  # ResultKey(name, names), without its __new__
+        if errors:
+            raise_all(errors)
         return parsed
 
     def parse_names(self, text: str, loc: Location, ctx: ParseContext) -> tuple[str, ...]:

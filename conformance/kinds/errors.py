@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 from conformance.kinds.base import ERRORS, WARNINGS, Checking, ParseContext, WholeKind
 from conformance.load import fields
 from conformance.model import ERROR_KINDS, ResultKey
-from conformance.source import CaseFormatError, Location
+from conformance.source import CaseFormatError, Location, raise_all, split
 
 
 @dataclass(frozen=True)
@@ -58,29 +58,58 @@ class ExpectedError(WholeKind):
 
     def parse_value(self, raw: Any, loc: Location, ctx: ParseContext) -> Any:
         m = fields.mapping(raw, loc, "'error'")
-        fields.keys(m, ("at", "kind") + tuple(ctx.frameworks), "'error'")
+        errors: list[CaseFormatError] = []  # at, kind and each framework's detail on their own
+        unknown = fields.unknown_keys(m, ("at", "kind") + tuple(ctx.frameworks), "'error'", errors)
         for key in ("at", "kind"):
-            if key not in m:
-                raise CaseFormatError(m.location, f"'error' needs {key!r}",
-                                      "e.g. error: {at: 3, kind: inplace_on_leaf}")
-        at = fields.step_ref(m["at"], m.where("at"), ctx.steps, "'error.at'")
-        kind = m["kind"]
-        if not isinstance(kind, str) or kind not in ERROR_KINDS:
-            raise CaseFormatError(m.where("kind"), f"unknown error kind {kind!r}",
-                                  fields.did_you_mean(str(kind), ERROR_KINDS) or f"kinds: {', '.join(ERROR_KINDS)}")
+            if key not in m and not unknown:
+                errors.append(CaseFormatError(m.location, f"'error' needs {key!r}",
+                                              "e.g. error: {at: 3, kind: inplace_on_leaf}"))
+        at = 0
+        if "at" in m:
+            try:
+                at = fields.step_ref(m["at"], m.where("at"), ctx.steps, "'error.at'")
+            except CaseFormatError as exc:
+                errors += split(exc)
+        kind = m.get("kind", "")
+        if "kind" in m and (not isinstance(kind, str) or kind not in ERROR_KINDS):
+            errors.append(CaseFormatError(m.where("kind"), f"unknown error kind {kind!r}",
+                                          fields.did_you_mean(str(kind), ERROR_KINDS) or
+                                          f"kinds: {', '.join(ERROR_KINDS)}"))
         details = {}
         for fw in ctx.frameworks:
             if fw in m:
-                d = fields.mapping(m[fw], m.where(fw), f"'error.{fw}'")
-                fields.keys(d, ("type", "match"), f"'error.{fw}'")
-                if d.get("type") is not None and not isinstance(d["type"], str):
-                    raise CaseFormatError(d.where("type"), f"'error.{fw}.type' must be an exception type name, got "
-                                          f"{fields.kind_of(d['type'])}", "e.g. type: RuntimeError")
-                match = d.get("match")
-                if match is not None:
-                    fields.regex(match, d.where("match"))
-                details[fw] = ErrorDetail(type=d.get("type"), match=match)
+                try:
+                    details[fw] = self.detail(m, fw, ctx)
+                except CaseFormatError as exc:
+                    errors += split(exc)
+        if errors:
+            raise_all(errors)
         return ErrorExpectation(at=at, kind=kind, details=details, location=loc)
+
+    def detail(self, m: Any, fw: str, ctx: ParseContext) -> ErrorDetail:
+        """``{type, match}`` of one framework: a type name it can raise, a regex; both are
+        checked, each on its own."""
+        d = fields.mapping(m[fw], m.where(fw), f"'error.{fw}'")
+        fields.keys(d, ("type", "match"), f"'error.{fw}'")
+        errors: list[CaseFormatError] = []
+        name = d.get("type")
+        if name is not None:
+            if not isinstance(name, str):
+                errors.append(CaseFormatError(d.where("type"), f"'error.{fw}.type' must be an exception type name, "
+                                              f"got {fields.kind_of(name)}", "e.g. type: RuntimeError"))
+            else:
+                known = ctx.exception_types.get(fw) if ctx.exception_types is not None else None
+                if known is not None and name not in known:
+                    errors.append(unknown_exception_type(name, fw, known, d.where("type")))
+        match = d.get("match")
+        if match is not None:
+            try:
+                fields.regex(match, d.where("match"))
+            except CaseFormatError as exc:
+                errors.append(exc)
+        if errors:
+            raise_all(errors)
+        return ErrorDetail(type=name, match=match)
 
     def check(self, expected: Any, run: Checking) -> None:
         failed, key = run.failed, self.key()
@@ -149,6 +178,16 @@ class ExpectedError(WholeKind):
                 match = message_pattern(e["message"])
                 out.append(f"  {fw}: {{type: {e['type'].rsplit('.', 1)[-1]}, match: {json.dumps(match)}}}")
         return out
+
+
+def unknown_exception_type(name: str, fw: str, known: Collection[str], loc: Location) -> CaseFormatError:
+    """An ``error.<fw>.type`` that names no exception ``fw`` can raise: neither one of
+    Python's builtin exceptions nor one its adapter declares (``exception_types``)."""
+    hint = fields.did_you_mean(name, known) or (
+        f"name the exception's class as {fw} raises it: a Python builtin such as RuntimeError or ValueError, or "
+        f"one of {fw}'s own (its adapter's exception_types); run `conformance observe` to see what a step raises")
+    return CaseFormatError(loc, f"'error.{fw}.type': unknown exception type {name!r}: neither a Python builtin "
+                                f"exception nor one {fw} defines", hint, code="CF013")
 
 
 REGEX_SPECIAL = re.compile(r"([.^$*+?{}\[\]\\|()])")

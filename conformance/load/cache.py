@@ -41,7 +41,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 import yaml
 
@@ -271,6 +271,8 @@ class CaseCache:
         salt = hashlib.sha256(_code_fingerprint())
         for part in dataclasses.fields(vocabulary):  # frameworks, operations, claims, ...
             names = getattr(vocabulary, part.name)
+            if isinstance(names, Mapping):  # exception types: framework -> names
+                names = [f"{key}:{sorted(value)!r}" for key, value in names.items()]
             salt.update(f"{part.name}={None if names is None else sorted(names)!r}".encode() + b"\0")
         self.salt = salt.digest()
         self.hits = self.misses = 0

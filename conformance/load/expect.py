@@ -10,15 +10,18 @@ from conformance.kinds.base import ParseContext
 from conformance.load import fields
 from conformance.load.yamlsrc import YMap
 from conformance.model import Expect, ResultKey
-from conformance.source import CaseFormatError, Location
+from conformance.source import CaseFormatError, Location, raise_all, split
 
 
 def read_expect(raw: Any, loc: Location, ctx: ParseContext, what: str, partial: bool = False) -> Expect:
     """The kinds about names are read in the order written; those about the case as a
-    whole (error, warning: they refer to steps) after them, in the kinds' order."""
+    whole (error, warning: they refer to steps) after them, in the kinds' order. Each key,
+    and each entry of a key, is read on its own: every mistake is raised, together
+    (:class:`~conformance.source.CaseFormatErrors`), once all are read."""
     m = fields.mapping(raw, loc, what)
     by_name = kinds.BY_NAME
-    fields.keys(m, by_name, what)
+    errors: list[CaseFormatError] = []
+    fields.unknown_keys(m, by_name, what, errors)
     if not m and not partial:
         raise CaseFormatError(loc, f"{what} is empty", "state at least one thing that must hold: run "
                               "`conformance observe <case id>` and paste the expectations it prints", code="CF009")
@@ -26,18 +29,29 @@ def read_expect(raw: Any, loc: Location, ctx: ParseContext, what: str, partial: 
     locations: dict[ResultKey, Location] = {}
     whole = set()
     for key, value in m.items():
-        kind = by_name[key]
+        kind = by_name.get(key)
+        if kind is None:  # an unknown key: reported above
+            continue
         if kind.arity == 0:
             locations[ResultKey(key)] = m.where(key)
             whole.add(key)
             continue
-        checks[key] = kind.parse(value, m.where(key), ctx, locations)
+        try:
+            checks[key] = kind.parse(value, m.where(key), ctx, locations)
+        except CaseFormatError as exc:
+            errors += split(exc)
     if whole:
         for kind in kinds.KINDS:
             if kind.name in whole:
-                value = kind.parse(m[kind.name], m.where(kind.name), ctx, locations)
+                try:
+                    value = kind.parse(m[kind.name], m.where(kind.name), ctx, locations)
+                except CaseFormatError as exc:
+                    errors += split(exc)
+                    continue
                 if value is not None:
                     checks[kind.name] = value
+    if errors:
+        raise_all(errors)
     return Expect(checks=checks, locations=locations)
 
 

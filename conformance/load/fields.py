@@ -17,7 +17,7 @@ from typing import Any, Collection, Iterable, NoReturn, Sequence, cast
 from conformance.ir import Step
 from conformance.limits import MAX_ELEMENTS
 from conformance.load.yamlsrc import YList, YMap, location_of
-from conformance.source import CaseFormatError, Location
+from conformance.source import CaseFormatError, CaseFormatErrors, Location
 
 MAX_DIMS = 32  # per shape; NumPy allows 64, and no case needs more than a few
 MAX_REGEX_GROUP_DEPTH = 50  # 'match' patterns quote a message; re itself fails somewhere past 400
@@ -47,20 +47,60 @@ def kind_of(v: Any) -> str:
     return type(v).__name__
 
 
+class WrittenAs(CaseFormatError):
+    """An error about a text value, which the YAML reader does not locate (it keeps where
+    keys and items are): raised at the key that holds it, and moved by the case reader,
+    which has the file's text, to where the text itself is written (the line below the key,
+    for a block value). Never leaves the reader."""
+
+    def __init__(self, text: str, location: Location, message: str, hint: str | None = None,
+                 code: str = "CF000") -> None:
+        self.text = text
+        super().__init__(location, message, hint, code)
+
+
+# a plain text that was meant as 'key: value' but lost the space after ':' ('x:[1.0]')
+_KEY_WITHOUT_SPACE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?=[^\s/:])")
+
+
 # ---- mappings and scalars
 
 
 def mapping(value: Any, loc: Location, what: str) -> YMap:
     if not isinstance(value, YMap):
+        if isinstance(value, str):
+            glued = _KEY_WITHOUT_SPACE.match(value)
+            if glued:  # 'given: {x:[1.0]}' or a block 'x:[1.0]': YAML read one text, not a key and a value
+                key = glued.group(1)
+                raise WrittenAs(value, loc, f"{what} must be a mapping, got the text {value[:40]!r}: a key needs a "
+                                f"space after ':'", f"write '{key}: {value[glued.end():][:40]}'")
         raise CaseFormatError(loc, f"{what} must be a mapping, got {kind_of(value)}")
     return value
 
 
 def keys(m: YMap, allowed: Collection[str], what: str) -> None:
+    """Refuse every key of ``m`` that is not ``allowed`` (all of them at once)."""
     for key in m:
         if key not in allowed:
-            hint = did_you_mean(key, allowed) or f"allowed keys: {', '.join(allowed)}"
-            raise CaseFormatError(m.where(key), f"unknown key {key!r} in {what}", hint)
+            break
+    else:
+        return
+    errors: list[CaseFormatError] = []
+    unknown_keys(m, allowed, what, errors)
+    if errors:
+        raise errors[0] if len(errors) == 1 else CaseFormatErrors(errors)
+
+
+def unknown_keys(m: YMap, allowed: Collection[str], what: str, errors: list[CaseFormatError]) -> list[str]:
+    """Add an error for each key of ``m`` that is not ``allowed`` to ``errors``, and return
+    those keys. A caller does not report the keys its mapping lacks while it has unknown
+    ones: an unknown key is most likely the missing one under another name (``titel``,
+    ``why`` for ``reason``), and one mistake is one error."""
+    unknown = [key for key in m if key not in allowed]
+    for key in unknown:
+        hint = did_you_mean(key, allowed) or f"allowed keys: {', '.join(allowed)}"
+        errors.append(CaseFormatError(m.where(key), f"unknown key {key!r} in {what}", hint))
+    return unknown
 
 
 def string(m: YMap, key: str, what: str) -> str:
@@ -81,10 +121,19 @@ def boolean(m: YMap, key: str, what: str) -> bool:
 def strings(m: YMap, key: str, what: str) -> tuple[str, ...]:
     value = m.get(key, YList())
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise CaseFormatError(m.where(key), f"{what} must be a list of strings", f"e.g. {key}: [first, second]")
+        raise not_a_list(value, m.where(key), what, "be a list of strings", f"e.g. {key}: [first, second]")
     for index, item in enumerate(value):
         one_line(item, value.where(index) if isinstance(value, YList) else m.where(key), what)
     return tuple(value)
+
+
+def not_a_list(value: Any, loc: Location, what: str, expected: str, example: str) -> CaseFormatError:
+    """``what`` should be a list (``expected``: ``must ...`` what) and is not: a text that
+    starts with '-' and no space is a list item that lost its space."""
+    if isinstance(value, str) and value[:1] == "-" and value[1:2] not in ("", " "):
+        return WrittenAs(value, loc, f"{what} is the text {value[:40]!r}, not a list: a list item needs a "
+                                f"space after '-'", f"write '- {value[1:41]}'")
+    return CaseFormatError(loc, f"{what} must {expected}", example)
 
 
 def one_line(text: str, loc: Location, what: str) -> None:
@@ -149,6 +198,21 @@ def group_depth(pattern: str) -> int:
 # ---- names and steps of the case
 
 
+class OpenNames(frozenset):
+    """The names of a case of which a part that defines names could not be read (a
+    ``given`` that is not a mapping, a step whose targets cannot be told): every name is
+    taken as known, so that no use of a name is reported while what may define it is
+    itself in error. Iterating gives the names known."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+class OpenSteps(tuple):
+    """The steps of a case whose ``steps`` could not be read at all: every step reference
+    (a number from 1, a text) is taken as valid."""
+
+
 def known_name(name: str, bound: Collection[str], loc: Location) -> None:
     """A name an expectation is about: given, or bound by a step."""
     if name not in bound:
@@ -158,6 +222,8 @@ def known_name(name: str, bound: Collection[str], loc: Location) -> None:
 
 def step_ref(value: Any, loc: Location, flat: Sequence[Step], what: str) -> int:
     """A step named by its number or its exact text: its number."""
+    if isinstance(flat, OpenSteps) and (isinstance(value, str) or type(value) is int and value >= 1):
+        return value if isinstance(value, int) else 1
     if isinstance(value, int) and not isinstance(value, bool):
         if not 1 <= value <= len(flat):
             raise CaseFormatError(loc, f"{what}: there is no step {value} (the case has {len(flat)})",

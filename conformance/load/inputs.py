@@ -11,7 +11,7 @@ from conformance.limits import MAX_ELEMENTS
 from conformance.load import fields
 from conformance.load.yamlsrc import YMap
 from conformance.model import DTYPES, Generated, TensorSpec
-from conformance.source import CaseFormatError, Location
+from conformance.source import CaseFormatError, Location, split
 
 TENSOR_KEYS = ("data", "real", "imag", "shape", "fill", "arange", "dtype", "requires_grad",
                "type", "writeable")
@@ -21,17 +21,28 @@ NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 INT_MAX = {"uint8": 2**8 - 1, "int8": 2**7 - 1, "int16": 2**15 - 1, "int32": 2**31 - 1, "int64": 2**63 - 1}
 
 
-def read_given(m: YMap) -> list[TensorSpec]:
+def read_given(m: YMap, errors: list[CaseFormatError]) -> tuple[list[TensorSpec], set[str] | None]:
+    """(the inputs that could be read, the names of every input written), each input read on
+    its own, its mistake added to ``errors``. An input in error still defines its name (no
+    use of it is reported as undefined); the names are None when ``given`` itself could not
+    be read (what it defines is unknown)."""
     if "given" not in m:
-        return []
-    g = fields.mapping(m["given"], m.where("given"), "'given'")
+        return [], set()
+    try:
+        g = fields.mapping(m["given"], m.where("given"), "'given'")
+    except CaseFormatError as exc:
+        errors += split(exc)
+        return [], None
     specs = []
     for name, raw in g.items():
-        if not NAME_PATTERN.fullmatch(name):
-            raise CaseFormatError(g.where(name), f"invalid tensor name {name!r}",
-                                  "names start with a letter and use letters, digits and '_'")
-        specs.append(read_tensor(name, raw, g.where(name)))
-    return specs
+        try:
+            if not NAME_PATTERN.fullmatch(name):
+                raise CaseFormatError(g.where(name), f"invalid tensor name {name!r}",
+                                      "names start with a letter and use letters, digits and '_'")
+            specs.append(read_tensor(name, raw, g.where(name)))
+        except CaseFormatError as exc:
+            errors += split(exc)
+    return specs, set(g)
 
 
 def read_tensor(name: str, raw: Any, loc: Location) -> TensorSpec:

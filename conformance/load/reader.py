@@ -1,28 +1,33 @@
 """Case files -> :class:`~conformance.model.Case` objects, with precise errors.
 
-A bad case makes one :class:`CaseFormatError` (file, line, column, what, fix) and the
-other cases of the same file still load; a file that is not valid YAML makes one error
-for the file. Nothing here imports a framework; the names of known operations,
-frameworks and claims come in through :class:`Vocabulary`.
+A bad case gives every mistake in it, each a :class:`CaseFormatError` (file, line,
+column, what, fix, code), in writing order, and does not load; the other cases of the
+same file still do. Each independent part of a case is read on its own (its keys, id,
+title, tags, references, claims, device, each input, each step, each expectation entry,
+each override), and a mistake that makes another part unreadable is reported once, not
+again at every use of what it would have defined (:class:`~conformance.load.steplist.StepListReader`
+says how). A file that is not valid YAML makes one error for the file. Nothing here
+imports a framework; the names of known operations, frameworks, claims and exception
+types come in through :class:`Vocabulary`.
 """
 
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Collection
+from typing import Any, Collection, Mapping, cast
 
-from conformance.ir import names_bound
 from conformance.kinds.base import ParseContext
 from conformance.load import fields
 from conformance.load.expect import read_expect
 from conformance.load.inputs import read_given
 from conformance.load.overrides import read_claims, read_overrides
 from conformance.load.steplist import StepListReader
-from conformance.load.yamlsrc import MAX_FILE_BYTES, YList, YMap, parse, too_large
+from conformance.load.yamlsrc import MAX_FILE_BYTES, YList, YMap, find_text, parse, too_large
 from conformance.model import Case, Expect
-from conformance.source import CaseFormatError, Location
+from conformance.source import CaseFormatError, Location, raise_all, split
 
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 CASE_KEYS = ("id", "title", "tags", "claims", "references", "device", "given", "steps",
@@ -48,14 +53,30 @@ class Vocabulary:
     operations: Collection[str] | None = None
     claims: Collection[str] | None = None
     strings: Collection[str] = ()
+    # framework -> the exception type names an expectation may give it (exception_names()
+    # of its adapter's exception_types); a framework not in it, or None, is not checked
+    exception_types: Mapping[str, Collection[str]] | None = None
+
+
+def exception_names(declared: Collection[str]) -> frozenset[str]:
+    """The names an ``error.<fw>.type`` may give for a framework whose adapter declares
+    ``declared`` (qualified names, ``module.Class``, as the engine records them): each as
+    written and by its class name, and Python's builtin exceptions."""
+    return frozenset(declared) | {name.rsplit(".", 1)[-1] for name in declared} | BUILTIN_EXCEPTIONS
+
+
+BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
+                               if isinstance(value, type) and issubclass(value, BaseException))
 
 
 @dataclass
 class LoadResult:
     path: str
     cases: list[Case] = field(default_factory=list)
-    # (case id or None when the case's id is unknown, the error)
+    # (case id or None when the case's id is unknown, the error): every error of every case
+    # that did not load, a case's errors together and in writing order, then the file's
     errors: list[tuple[str | None, CaseFormatError]] = field(default_factory=list)
+    refused: int = 0  # how many cases did not load (each has one error or more above)
 
 
 def load_file(path: str | Path, vocabulary: Vocabulary, display_path: str | None = None,
@@ -129,7 +150,7 @@ def load_text(text: str, file: str, vocabulary: Vocabulary, draft: bool = False)
         doc = parse(text, file)
         cases = _top_level(doc, file)
     except CaseFormatError as exc:
-        result.errors.append((None, exc))
+        result.errors += [(None, e) for e in split(exc)]
         return result
     seen: dict[str, Location] = {}
     for index, raw in enumerate(cases):
@@ -138,36 +159,54 @@ def load_text(text: str, file: str, vocabulary: Vocabulary, draft: bool = False)
         try:
             case = _CaseReader(file, vocabulary, draft).read(raw, where)
         except CaseFormatError as exc:
-            result.errors.append((case_id, exc))
+            # in writing order; stable, so that mistakes at one place keep the order they were found in
+            placed = sorted((_placed(e, text) for e in split(exc)), key=_written_at)
+            result.errors += [(case_id, e) for e in placed]
+            result.refused += 1
             continue
         if case.id in seen:
             result.errors.append((case.id, CaseFormatError(
                 case.location, f"duplicate case id {case.id!r} (first at line {seen[case.id].line})",
                 "give each case a unique id", code="CF001")))
+            result.refused += 1
             continue
         seen[case.id] = case.location
         result.cases.append(case)
     return result
 
 
+def _placed(error: CaseFormatError, text: str) -> CaseFormatError:
+    """An error about a text value (:class:`fields.WrittenAs`) moved from the key that holds
+    it to where the text is written; any other error as it is."""
+    if type(error) is CaseFormatError:
+        return error
+    where = error.location
+    if isinstance(error, fields.WrittenAs):
+        where = find_text(text, error.text, error.location) or where
+    return CaseFormatError(where, error.message, error.hint, error.code)
+
+
 def _top_level(doc: Any, file: str) -> YList:
+    """The file's ``cases`` list. Errors here are the file's (no case is read): every
+    unknown top-level key, or a ``cases`` that is not a non-empty list."""
     if not isinstance(doc, YMap):
         raise CaseFormatError(Location(file, 1), "a case file must be a mapping with a 'cases' list",
                               "start the file with 'cases:' and list the cases under it")
-    extra = [k for k in doc if k != "cases"]
-    if extra:
-        raise CaseFormatError(doc.where(extra[0]), f"unknown top-level key {extra[0]!r}",
-                              "only 'cases' is allowed at the top of a case file")
+    errors = [CaseFormatError(doc.where(key), f"unknown top-level key {key!r}", fields.did_you_mean(key, ["cases"])
+                              or "only 'cases' is allowed at the top of a case file") for key in doc if key != "cases"]
     cases = doc.get("cases")
-    if not isinstance(cases, YList) or not cases:
-        raise CaseFormatError(doc.where("cases") if "cases" in doc else doc.location,
-                              "'cases' must be a non-empty list", "add at least one case under 'cases:'")
-    return cases
+    if (not isinstance(cases, YList) or not cases) and not (errors and "cases" not in doc):
+        errors.append(CaseFormatError(doc.where("cases") if "cases" in doc else doc.location,
+                                      "'cases' must be a non-empty list", "add at least one case under 'cases:'"))
+    raise_all(errors)
+    return cast(YList, cases)
 
 
 class _CaseReader:
     """One case: its keys in order, each part read by its unit (inputs, steplist, expect
-    through the assertion kinds, overrides), then the checks that need the whole case."""
+    through the assertion kinds, overrides), then the checks that need the whole case.
+    Every part is read whatever the others hold; the mistakes are raised together at the
+    end, in writing order."""
 
     def __init__(self, file: str, vocabulary: Vocabulary, draft: bool = False) -> None:
         self.file = file
@@ -176,35 +215,78 @@ class _CaseReader:
 
     def read(self, raw: Any, where: Location) -> Case:
         m = fields.mapping(raw, where, "a case")
-        fields.keys(m, CASE_KEYS, "a case")
+        errors: list[CaseFormatError] = []
+        unknown = fields.unknown_keys(m, CASE_KEYS, "a case", errors)
         for key in REQUIRED_CASE_KEYS:
-            if key not in m and not (self.draft and key == "expect"):
-                raise CaseFormatError(m.location, f"the case has no {key!r}", f"add '{key}:' to the case")
+            if key not in m and not unknown and not (self.draft and key == "expect"):
+                errors.append(CaseFormatError(m.location, f"the case has no {key!r}", f"add '{key}:' to the case"))
+        case_id = title = ""
+        tags: tuple[str, ...] = ()
+        references: tuple[str, ...] = ()
+        if "id" in m:
+            try:
+                case_id = self.case_id(m)
+            except CaseFormatError as exc:
+                errors += split(exc)
+        if "title" in m:
+            try:
+                title = fields.string(m, "title", "'title'")
+            except CaseFormatError as exc:
+                errors += split(exc)
+        if "tags" in m:
+            try:
+                tags = fields.strings(m, "tags", "'tags'")
+            except CaseFormatError as exc:
+                errors += split(exc)
+        if "references" in m:
+            try:
+                references = fields.strings(m, "references", "'references'")
+            except CaseFormatError as exc:
+                errors += split(exc)
+        claims: dict[str, str] | None
+        before = len(errors)
+        claims = read_claims(m, "'claims'", self.vocab.claims, errors)
+        if len(errors) > before:
+            claims = None  # an override's stances are not checked against claims in error
+        device = m.get("device", "cpu")
+        if device not in DEVICES:
+            errors.append(CaseFormatError(m.where("device"), f"unknown device {device!r}", fields.did_you_mean(
+                str(device), DEVICES) or f"use one of {', '.join(DEVICES)}"))
+        given, names = read_given(m, errors)
+        step_reader = StepListReader(errors)
+        steps = step_reader.read(m, names)
+        flat = [s for step in steps for s in step.flat()]
+        bound = fields.OpenNames(step_reader.defined) if step_reader.open else step_reader.defined
+        ctx = ParseContext(flat if step_reader.read_all else fields.OpenSteps(), bound,
+                           tuple(self.vocab.frameworks), self.vocab.exception_types)
+        expect = Expect()
+        if "expect" in m:
+            try:
+                expect = read_expect(m["expect"], m.where("expect"), ctx, "'expect'", partial=self.draft)
+            except CaseFormatError as exc:
+                errors += split(exc)
+        overrides = {}
+        try:
+            overrides = read_overrides(m, ctx, claims, errors)
+        except CaseFormatError as exc:
+            errors += split(exc)
+        if self.vocab.operations is not None:
+            step_reader.check_operations(self.vocab.operations or ())
+        step_reader.check_strings(self.vocab.strings)
+        raise_all(errors)  # (load_text puts them in writing order)
+        return Case(
+            id=case_id, title=title, location=Location(self.file, m.location.line, m.location.column),
+            steps=tuple(steps), expect=expect, given=tuple(given), tags=tags, claims=claims or {},
+            references=references, device=device, overrides=overrides,
+        )
+
+    def case_id(self, m: YMap) -> str:
         case_id = fields.string(m, "id", "'id'")
         if not ID_PATTERN.fullmatch(case_id):
             raise CaseFormatError(m.where("id"), f"invalid id {case_id!r}",
                                   "use lowercase dotted words: family.topic.detail, e.g. views.reshape.contiguous")
-        location = Location(self.file, m.location.line, m.location.column)
-        claims = read_claims(m, "'claims'", self.vocab.claims)
-        device = m.get("device", "cpu")
-        if device not in DEVICES:
-            raise CaseFormatError(m.where("device"), f"unknown device {device!r}", f"use one of {', '.join(DEVICES)}")
-        given = read_given(m)
-        step_reader = StepListReader()
-        steps = step_reader.read(m, {g.name for g in given})
-        flat = [s for step in steps for s in step.flat()]
-        bound = {g.name for g in given} | {n for s in flat for n in names_bound(s)}
-        ctx = ParseContext(flat, bound, tuple(self.vocab.frameworks))
-        expect = read_expect(m["expect"], m.where("expect"), ctx, "'expect'",
-                             partial=self.draft) if "expect" in m else Expect()
-        overrides = read_overrides(m, ctx, claims)
-        if self.vocab.operations is not None:
-            step_reader.check_operations(self.vocab.operations or ())
-        step_reader.check_strings(self.vocab.strings)
-        return Case(
-            id=case_id, title=fields.string(m, "title", "'title'"), location=location,
-            steps=tuple(steps), expect=expect, given=tuple(given),
-            tags=fields.strings(m, "tags", "'tags'"), claims=claims,
-            references=fields.strings(m, "references", "'references'"), device=device,
-            overrides=overrides,
-        )
+        return case_id
+
+
+def _written_at(error: CaseFormatError) -> tuple[int, int]:
+    return error.location.line, error.location.column

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 
 from conformance.ir import (
     AttrTarget,
@@ -250,3 +251,61 @@ def parse_step_uses(text: str, number: int, location: Location,
     parser = _Parser(text, location, defined)
     step = parser.statement(number)
     return step, parser.reads, parser.operations, parser.strings
+
+
+_IDENTIFIERS = re.compile(r"\s*\(?\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*,?\s*\)?\s*")
+_TARGET_START = re.compile(r"\s*[A-Za-z_]\w*\s*[\[.]")  # x[...] = ..., x.attr = ...: binds no name
+
+
+def names_assigned(text: str) -> set[str] | None:
+    """The names a step that could not be parsed would have bound, as far as its text tells
+    (so that the mistake is not reported again at each later use of them), or None when
+    the text cannot tell. Python's own parser first (the step may be valid Python that the
+    allowlist refuses, ``y = lambda: x``), else the names left of its first ``=``
+    (``y = x.view(4`` binds ``y``; ``x.add_(1`` binds nothing)."""
+    try:
+        if len(text) > MAX_STEP_CHARS:  # (an over-long step never reaches Python's parser)
+            raise ValueError(text[:60])
+        module = ast.parse(text, mode="exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    else:
+        names: set[str] = set()
+        for node in ast.walk(module):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        return names
+    left = _left_of_assignment(text)
+    if left is None:  # no assignment: an expression binds nothing
+        return set()
+    written = _IDENTIFIERS.fullmatch(left)
+    if written:
+        return {name.strip() for name in written.group(1).split(",")}
+    if _TARGET_START.match(left) or left.rstrip()[-1:] in "+-*/%@&|^<>":  # x[0] = ..., x += ...
+        return set()
+    return None
+
+
+def _left_of_assignment(text: str) -> str | None:
+    """What is left of the step's first ``=`` outside brackets that is not part of ``==``,
+    ``!=``, ``<=``, ``>=`` (an augmented ``+=`` keeps its operator on the left), or None."""
+    depth = 0
+    quote = ""
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(depth - 1, 0)
+        elif ch == "=" and depth == 0:
+            if text[i + 1:i + 2] == "=" or text[i - 1:i] in ("=", "!", "<", ">"):
+                continue
+            return text[:i]
+    return None

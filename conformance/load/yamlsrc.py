@@ -13,6 +13,8 @@ of collecting a case file.
 
 from __future__ import annotations
 
+import bisect
+import re
 from typing import Any
 
 import yaml
@@ -80,6 +82,27 @@ def _as_location(file: str, at: Any) -> Location:
 
 def location_of(value: Any, default: Location) -> Location:
     return getattr(value, "location", default)
+
+
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # what YAML counts as a line break
+
+
+def find_text(text: str, value: str, after: Location) -> Location | None:
+    """Where the text of a value is written, searched from ``after`` (the key that holds
+    it) on: the reader keeps the place of keys and items only, and an error about a text
+    value (a list item that lost its space after '-') belongs where the text is. None if
+    it is not written as it reads (a quoted text with escapes, a folded one)."""
+    first = value.strip().split("\n", 1)[0][:40]
+    if not first:
+        return None
+    starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+    if not 1 <= after.line <= len(starts):
+        return None
+    found = text.find(first, starts[after.line - 1] + after.column - 1)
+    if found < 0:
+        return None
+    line = bisect.bisect_right(starts, found)
+    return Location(after.file, line, found - starts[line - 1] + 1)
 
 
 def too_large(file: str) -> CaseFormatError:

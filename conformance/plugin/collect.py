@@ -33,6 +33,7 @@ from conformance.report.failure import render_failure
 from conformance.report.results import SKIPPED, case_info, outcome_record, unrun_record
 from conformance.run.engine import ERROR, FAIL, Outcome, not_applicable, run
 from conformance.run.sandbox import CrashNote, FrameworkUnavailable, Sandbox, SandboxError
+from conformance.source import CaseFormatErrors
 
 outcome_key = pytest.StashKey[Outcome]()
 lost_key = pytest.StashKey[SandboxError]()
@@ -327,9 +328,13 @@ class CaseFile(pytest.File):
         if collected is not None:
             collected.files.add(os.path.abspath(self.path))
         made = 0
+        by_case: dict[str | None, list[CaseFormatError]] = {}  # one item per case, with all its errors
         for case_id, error in result.errors:
+            by_case.setdefault(case_id, []).append(error)
+        for case_id, errors in by_case.items():
             made += 1
-            yield CaseErrorItem.from_parent(self, error=error, marks=markers.for_error(case_id),
+            yield CaseErrorItem.from_parent(self, error=errors[0] if len(errors) == 1 else CaseFormatErrors(errors),
+                                            marks=markers.for_error(case_id),
                                             **_names(self, case_id or "<file>", "load"))
         for case in result.cases:
             first = index.first_seen.setdefault(case.id, case.location)
@@ -461,7 +466,8 @@ class CaseItem(pytest.Item):
 
 
 class CaseErrorItem(pytest.Item):
-    """A case file or case that could not be loaded: fails with the loader's message."""
+    """A case file or case that could not be loaded: fails with the loader's message (every
+    error of the case, a :class:`CaseFormatErrors`, one after the other)."""
 
     def __init__(self, *, error: CaseFormatError, originalname: str | None = None,
                  marks: Sequence[pytest.Mark] = (), **kwargs: Any) -> None:
@@ -481,7 +487,9 @@ class CaseErrorItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, self.error.location.line - 1, f"invalid case: {self.error.message}"
+        more = len(self.error.errors) - 1 if isinstance(self.error, CaseFormatErrors) else 0
+        return self.path, self.error.location.line - 1, f"invalid case: {self.error.message}" + (
+            f" (and {more} more error{'s' if more > 1 else ''})" if more else "")
 
     def record(self, report: pytest.TestReport) -> dict[str, Any]:
         data = unrun_record(self.name.rsplit("[", 1)[0], None, ERROR, self.error.render())

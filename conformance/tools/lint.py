@@ -37,6 +37,8 @@ RULES: dict[str, tuple[str, str]] = {
                                  "a link, a Python or other file, a pipe or device"),
     "CF011": ("unknown-string", "a step passes a string that is not a dtype, a device or a name an adapter declares"),
     "CF012": ("todo-reason", "a per-framework override's reason still says TODO (observe's placeholder)"),
+    "CF013": ("unknown-exception-type", "an expected error names an exception type its framework cannot raise: "
+                                        "neither a Python builtin nor one the framework's adapter declares"),
 }
 
 
