@@ -593,6 +593,15 @@ def numpy_input(spec: Any) -> Any:
     return array
 
 
+# A call refused for its arguments by Python's own binding of them to the signature (an
+# unexpected keyword: Paddle's relu(x, inplace=True); a missing or extra argument): the
+# same messages in every framework, type_error
+SIGNATURE_ERRORS: tuple[str, ...] = (
+    r"^TypeError: .*got an unexpected keyword argument",
+    r"^TypeError: .*missing \d+ required (positional|keyword-only) arguments?",
+    r"^TypeError: .*takes (from \d+ to |at most )?\d+ positional arguments? but \d+ (were|was) given",
+)
+
 NUMPY_ERRORS: Mapping[str, tuple[str, ...]] = {
     "read_only": (r"read-only", r"not writeable", r"non-writable"),
     "dtype_cast": (r"Cannot cast ufunc .* output", r"can't be cast", r"casting rule"),
@@ -604,4 +613,6 @@ NUMPY_ERRORS: Mapping[str, tuple[str, ...]] = {
                             r"without copying", r"Unable to avoid copy",
                             r"Unable to avoid creating a copy",
                             r"dtype of a different size, the last axis must be contiguous"),
+    # ndarray.flatten(order='C') given torch's dimensions: the order it reads is refused
+    "type_error": SIGNATURE_ERRORS + (r"^TypeError: order must be str, not \w+",),
 }

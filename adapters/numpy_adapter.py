@@ -35,11 +35,15 @@ def _shape(args: tuple) -> tuple:
 
 
 def _split(x: Any, size: Any, dim: int = 0) -> tuple:
-    """torch.split semantics (pieces of ``size``, or a list of piece sizes) with np.split."""
+    """torch.split semantics (pieces of ``size``, or a list of piece sizes) with np.split,
+    which cuts at indices."""
     n = x.shape[dim]
     if isinstance(size, (list, tuple)):
         if sum(size) != n:
-            raise ValueError(f"split sizes {list(size)} do not sum to the dimension's size {n}")
+            # torch refuses sizes that do not add up to the dimension; np.split, given the cuts
+            # they make, would return another partition: there is no NumPy call of that meaning
+            raise NotApplicable(f"np.split cuts at indices: split sizes {list(size)} that do not sum to the "
+                                f"dimension's size {n} have no NumPy counterpart")
         cuts = [sum(size[:k]) for k in range(1, len(size))]
         return tuple(_np().split(x, cuts, axis=dim))
     return tuple(_np().split(x, list(range(size, n, size)), axis=dim))
@@ -50,13 +54,6 @@ def _view(x: Any, *args: Any) -> Any:
     if len(args) == 1 and isinstance(args[0], str):
         return x.view(dtype_named(args[0]))
     return x.reshape(_shape(args), copy=False)
-
-
-def _flatten(x: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
-    if (start_dim, end_dim) != (0, -1):
-        raise NotApplicable("ndarray.flatten() takes no dimensions; the counterpart of a partial "
-                            "flatten is reshape()")
-    return x.flatten()
 
 
 def _unfold(x: Any, dim: int, size: int, step: int) -> Any:
@@ -70,9 +67,21 @@ def _unfold(x: Any, dim: int, size: int, step: int) -> Any:
 
 
 def _to(x: Any, target: str) -> Any:
+    """NumPy has no to(): to(device) is ndarray.to_device (the array API's, NumPy 2: "a no-op
+    that returns the same array" for 'cpu', refused for any other device), to(dtype) is
+    astype(dtype), the conversion a NumPy user writes (it copies by default)."""
     if is_device_name(target):
-        raise NotApplicable("a NumPy array has no devices; it already is a host array")
+        return x.to_device(target)
     return x.astype(dtype_named(target))
+
+
+def _t(x: Any) -> Any:
+    """torch's t(): the transpose of a tensor of at most 2 dimensions. NumPy's counterpart is
+    ``.T``, which also reverses every axis of a tensor of more (where torch refuses)."""
+    if x.ndim > 2:
+        raise NotApplicable("NumPy has no t(); its counterpart .T reverses all axes of an array of more than 2 "
+                            "dimensions, where torch's t() takes at most 2")
+    return x.T
 
 
 def _view_as_real(x: Any) -> Any:
@@ -84,7 +93,9 @@ def _view_as_real(x: Any) -> Any:
 def _view_as_complex(x: Any) -> Any:
     """torch.view_as_complex: a trailing dimension of 2 read as complex, same memory."""
     if x.shape[-1:] != (2,):
-        raise ValueError(f"view_as_complex needs a last dimension of size 2, got shape {x.shape}")
+        # the dtype view would read another number of pairs: no NumPy call of that meaning
+        raise NotApplicable(f"NumPy has no view_as_complex; its counterpart, a complex dtype view, expresses a "
+                            f"last dimension of size 2 only, not shape {list(x.shape)}")
     return x.view(_np().result_type(x.dtype, _np().complex64))[..., 0]
 
 
@@ -130,8 +141,10 @@ class NumpyAdapter(Adapter):
             "method:reshape": lambda x, *s: x.reshape(_shape(s)),
             "method:transpose": lambda x, d0, d1: np().swapaxes(x, d0, d1),
             "method:permute": lambda x, *d: x.transpose(_shape(d)),
-            "method:t": lambda x: x.T,
-            "method:flatten": _flatten,
+            "method:t": _t,
+            # NumPy's own flatten(order='C'): the dimensions of a partial flatten reach it as
+            # written and it refuses them (TypeError), which is recorded
+            "method:flatten": lambda x, *args, **kwargs: x.flatten(*args, **kwargs),
             "method:ravel": lambda x: x.ravel(),
             "method:squeeze": lambda x, dim=None: np().squeeze(x, axis=dim),
             "method:unsqueeze": lambda x, dim: np().expand_dims(x, dim),
@@ -184,9 +197,10 @@ class NumpyAdapter(Adapter):
             "fn:where": lambda c, x, y: np().where(c, x, y),
             "fn:cat": lambda xs, dim=0: np().concatenate(xs, axis=dim),
             "fn:stack": lambda xs, dim=0: np().stack(xs, axis=dim),
-            "fn:zeros": lambda *s, dtype=None: np().zeros(_shape(s), dtype=dtype_named(dtype, "float32")),
-            "fn:ones": lambda *s, dtype=None: np().ones(_shape(s), dtype=dtype_named(dtype, "float32")),
-            "fn:empty": lambda *s, dtype=None: np().empty(_shape(s), dtype=dtype_named(dtype, "float32")),
+            # without a dtype, NumPy's default: float64 (torch and Paddle make float32)
+            "fn:zeros": lambda *s, dtype=None: np().zeros(_shape(s), dtype=dtype_named(dtype)),
+            "fn:ones": lambda *s, dtype=None: np().ones(_shape(s), dtype=dtype_named(dtype)),
+            "fn:empty": lambda *s, dtype=None: np().empty(_shape(s), dtype=dtype_named(dtype)),
             "fn:from_numpy": absent("the input already is a NumPy array"),
             "fn:as_tensor": absent("the input already is a NumPy array"),
             "fn:from_dlpack": lambda a: np().from_dlpack(a),

@@ -11,11 +11,11 @@ from typing import Any
 
 from conformance.adapters.base import (
     NUMPY_CONVERSIONS,
+    SIGNATURE_ERRORS,
     Adapter,
     ArrayProbes,
     GlobalState,
     Layout,
-    NotApplicable,
     Operation,
     absent,
     attribute,
@@ -76,17 +76,15 @@ def _view(x: Any, *args: Any) -> Any:
 
 
 def _to(x: Any, target: str) -> Any:
-    """to(dtype) is astype(dtype); to('cpu') is Tensor.to(device)."""
+    """Paddle's own Tensor.to, given what the case wrote: a device name, or a dtype name as
+    the string a Paddle user writes (``x.to('float32')``, the form of Paddle's documented
+    example). Not astype: Paddle's to compares that string with the tensor's DataType, which
+    is never equal, so ``x.to('float32')`` of a float32 tensor casts into a new tensor, while
+    ``x.astype('float32')`` (and ``x.to(paddle.float32)``, which a case cannot write) returns
+    x itself."""
     if is_device_name(target):
         return x.to(target)
-    return x.astype(dtype_named(target))
-
-
-def _take_along_dim(x: Any, index: Any, dim: int | None = None) -> Any:
-    if dim is None:
-        raise NotApplicable("paddle.take_along_axis needs an axis; torch's take_along_dim without "
-                            "dim (over the flattened input) has no Paddle counterpart")
-    return _paddle().take_along_axis(x, index, axis=dim)
+    return x.to(dtype_named(target))
 
 
 _GENERATED_NAME = re.compile(r"generated_tensor_\d+")
@@ -200,6 +198,7 @@ class PaddleAdapter(PaddleProbes, Adapter):
         "requires_grad_conversion": (r"Can't get __dlpack__ from Tensor that requires gradients",),
         "not_contiguous_view": (r"can not be viewed, please call reshape",
                                 r"strides\[-1\] must be 1 to view"),
+        "type_error": SIGNATURE_ERRORS,
     }
 
     def error_message(self, exc: BaseException) -> str:
@@ -278,13 +277,17 @@ class PaddleAdapter(PaddleProbes, Adapter):
             "method:broadcast_to": lambda x, *s: x.broadcast_to(_shape(s)),
             "fn:view_as_real": lambda x: paddle().view_as_real(x),
             "fn:view_as_complex": lambda x: paddle().view_as_complex(x),
-            "fn:take_along_dim": _take_along_dim,
+            # paddle.take_along_dim (an alias of take_along_axis) with what the case wrote: without
+            # dim it refuses the call (TypeError: its axis is required), which is recorded
+            "fn:take_along_dim": lambda x, index, *args, **kwargs: paddle().take_along_dim(x, index, *args, **kwargs),
             "method:flip": lambda x, dims: x.flip(list(dims) if isinstance(dims, (list, tuple)) else [dims]),
             "method:to": _to,
             "method:astype": lambda x, dtype: x.astype(dtype_named(dtype)),
             "method:sum": lambda x, dim=None: x.sum(axis=dim),
             "method:index_select": lambda x, dim, index: x.index_select(index, axis=dim),
-            "method:gather": lambda x, dim, index: paddle().take_along_axis(x, index, axis=dim),
+            # Paddle's own gather, in torch's argument order, which it documents as its PyTorch-
+            # compatible form (a non-broadcasting take_along_axis)
+            "method:gather": lambda x, dim, index: x.gather(dim, index),
             "method:backward": lambda x, gradient=None, retain_graph=False: x.backward(gradient, retain_graph),
             "method:relu_": absent("paddle.Tensor has no relu_() method; the counterpart is "
                                    "paddle.nn.functional.relu_(x)"),
@@ -292,14 +295,15 @@ class PaddleAdapter(PaddleProbes, Adapter):
             # paddle.Tensor.real / .imag are methods (paddle.real(x)), not properties
             "attr:real": lambda x: x.real(),
             "attr:imag": lambda x: x.imag(),
-            "attr:requires_grad": lambda x: not x.stop_gradient,
-            "setattr:requires_grad": lambda x, v: setattr(x, "stop_gradient", not v),
+            # Paddle 3's own requires_grad property (not stop_gradient; its setter refuses a non-bool)
+            "attr:requires_grad": attribute("requires_grad"),
+            "setattr:requires_grad": lambda x, v: setattr(x, "requires_grad", v),
             "setattr:stop_gradient": lambda x, v: setattr(x, "stop_gradient", v),
             "setattr:data": lambda x, v: setattr(x, "data", v),
             "block:no_grad": lambda: paddle().no_grad(),
             "block:enable_grad": lambda: paddle().enable_grad(),
             "fn:add": lambda x, y, out=None: paddle().add(x, y, out=out),
-            "fn:mul": lambda x, y, out=None: paddle().multiply(x, y, out=out),
+            "fn:mul": lambda x, y, out=None: paddle().mul(x, y, out=out),
             "fn:exp": lambda x, out=None: paddle().exp(x, out=out),
             "fn:abs": lambda x, out=None: paddle().abs(x, out=out),
             "fn:abs_": lambda x: paddle().abs_(x),
@@ -310,13 +314,14 @@ class PaddleAdapter(PaddleProbes, Adapter):
             "fn:from_numpy": lambda a: paddle().from_numpy(a),
             "fn:as_tensor": lambda a, dtype=None: paddle().as_tensor(a, dtype=dtype_named(dtype)),
             "fn:from_dlpack": lambda a: paddle().from_dlpack(a),
-            "fn:tensor": lambda a, dtype=None: paddle().to_tensor(a, dtype=dtype_named(dtype)),
+            "fn:tensor": lambda a, dtype=None: paddle().tensor(a, dtype=dtype_named(dtype)),
             "fn:where": lambda c, x, y: paddle().where(c, x, y),
-            "fn:cat": lambda xs, dim=0: paddle().concat(xs, axis=dim),
+            "fn:cat": lambda xs, dim=0: paddle().cat(xs, dim),
             "fn:stack": lambda xs, dim=0: paddle().stack(xs, axis=dim),
-            "fn:zeros": lambda *s, dtype=None: paddle().zeros(_shape(s), dtype=dtype_named(dtype, "float32")),
-            "fn:ones": lambda *s, dtype=None: paddle().ones(_shape(s), dtype=dtype_named(dtype, "float32")),
-            "fn:empty": lambda *s, dtype=None: paddle().empty(_shape(s), dtype=dtype_named(dtype, "float32")),
+            # without a dtype, Paddle's default (paddle.get_default_dtype(), float32 unless changed)
+            "fn:zeros": lambda *s, dtype=None: paddle().zeros(_shape(s), dtype=dtype_named(dtype)),
+            "fn:ones": lambda *s, dtype=None: paddle().ones(_shape(s), dtype=dtype_named(dtype)),
+            "fn:empty": lambda *s, dtype=None: paddle().empty(_shape(s), dtype=dtype_named(dtype)),
         })
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_activation_operations())
@@ -344,34 +349,6 @@ def _warned_flags_state() -> GlobalState:
     return GlobalState("paddle.warned_flags", get, set_flags, reset=lambda: set_flags((False,) * len(flags)))
 
 
-def _no_inplace_arg(name: str, op: Operation) -> Operation:
-    """paddle.nn.functional.NAME has no inplace argument: inplace=True is not applicable
-    (its in-place form is the separate function NAME_), inplace=False is the plain call."""
-
-    def call(x: Any, *args: Any, inplace: bool = False, **kwargs: Any) -> Any:
-        if inplace:
-            raise NotApplicable(f"paddle.nn.functional.{name} has no inplace argument; the "
-                                f"counterpart is paddle.nn.functional.{name}_")
-        return op(x, *args, **kwargs)
-
-    call.__name__ = name
-    return call
-
-
-def _no_inplace_layer(name: str, functional: str, make: Operation) -> Operation:
-    """paddle.nn.NAME has no inplace argument (its signature takes the parameters and name
-    only): NAME(inplace=True) is not applicable rather than an out-of-place layer."""
-
-    def build(*args: Any, inplace: bool = False, **kwargs: Any) -> Any:
-        if inplace:
-            raise NotApplicable(f"paddle.nn.{name} has no inplace argument; the in-place "
-                                f"counterpart is the function paddle.nn.functional.{functional}")
-        return make(*args, **kwargs)
-
-    build.__name__ = name
-    return build
-
-
 def _layer(layer: Any, what: str = "switched between train and eval mode") -> Any:
     """The layer itself; anything else is refused (a tensor has no eval() / train())."""
     if not isinstance(layer, _paddle().nn.Layer):
@@ -384,28 +361,31 @@ def _call_layer(layer: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def _activation_operations() -> dict[str, Operation]:
-    """Activations and layers: paddle.nn.functional has the _ forms but no inplace=
-    argument, except dropout; the layers likewise, except Dropout."""
+    """Activations and layers: Paddle's own functions and layers of the same names. Their
+    parameters are torch's under other names (min_val/max_val are Paddle's min/max), which
+    the entries translate; any other keyword the case writes is passed as written. Paddle's
+    activation functions and layers have no ``inplace`` parameter (the in-place forms are
+    the separate functions NAME_), except dropout and Dropout: ``relu(x, inplace=True)`` and
+    ``ReLU(inplace=True)`` reach Paddle, which refuses them (TypeError: unexpected keyword
+    argument 'inplace'), and that refusal is the step's recorded error."""
     paddle = _paddle
     return {
-        "fn:relu": _no_inplace_arg("relu", lambda x: paddle().nn.functional.relu(x)),
+        "fn:relu": lambda x, **kwargs: paddle().nn.functional.relu(x, **kwargs),
         "fn:relu_": lambda x: paddle().nn.functional.relu_(x),
-        "fn:ReLU": _no_inplace_layer("ReLU", "relu_", lambda: paddle().nn.ReLU()),
-        "fn:leaky_relu": _no_inplace_arg("leaky_relu", lambda x, negative_slope=0.01:
-                                         paddle().nn.functional.leaky_relu(x, negative_slope)),
+        "fn:ReLU": lambda **kwargs: paddle().nn.ReLU(**kwargs),
+        "fn:leaky_relu": lambda x, negative_slope=0.01, **kwargs: paddle().nn.functional.leaky_relu(
+            x, negative_slope, **kwargs),
         "fn:leaky_relu_": lambda x, negative_slope=0.01: paddle().nn.functional.leaky_relu_(x, negative_slope),
-        "fn:elu": _no_inplace_arg("elu", lambda x, alpha=1.0: paddle().nn.functional.elu(x, alpha)),
+        "fn:elu": lambda x, alpha=1.0, **kwargs: paddle().nn.functional.elu(x, alpha, **kwargs),
         "fn:elu_": lambda x, alpha=1.0: paddle().nn.functional.elu_(x, alpha),
-        "fn:hardtanh": _no_inplace_arg("hardtanh", lambda x, min_val=-1.0, max_val=1.0:
-                                       paddle().nn.functional.hardtanh(x, min_val, max_val)),
+        "fn:hardtanh": lambda x, min_val=-1.0, max_val=1.0, **kwargs: paddle().nn.functional.hardtanh(
+            x, min_val, max_val, **kwargs),
         "fn:hardtanh_": lambda x, min_val=-1.0, max_val=1.0: paddle().nn.functional.hardtanh_(x, min_val, max_val),
         "fn:dropout": lambda x, p=0.5, training=True, inplace=False: paddle().nn.functional.dropout(
             x, p, training=training, inplace=inplace),
-        "fn:LeakyReLU": _no_inplace_layer("LeakyReLU", "leaky_relu_", lambda negative_slope=0.01:
-                                          paddle().nn.LeakyReLU(negative_slope)),
-        "fn:ELU": _no_inplace_layer("ELU", "elu_", lambda alpha=1.0: paddle().nn.ELU(alpha)),
-        "fn:Hardtanh": _no_inplace_layer("Hardtanh", "hardtanh_", lambda min_val=-1.0, max_val=1.0:
-                                         paddle().nn.Hardtanh(min_val, max_val)),
+        "fn:LeakyReLU": lambda negative_slope=0.01, **kwargs: paddle().nn.LeakyReLU(negative_slope, **kwargs),
+        "fn:ELU": lambda alpha=1.0, **kwargs: paddle().nn.ELU(alpha, **kwargs),
+        "fn:Hardtanh": lambda min_val=-1.0, max_val=1.0, **kwargs: paddle().nn.Hardtanh(min_val, max_val, **kwargs),
         "fn:Dropout": lambda p=0.5, inplace=False: paddle().nn.Dropout(p, inplace=inplace),
         "method:eval": lambda layer: _layer(layer).eval(),
         "method:train": lambda layer, mode=True: _layer(layer).train(mode),

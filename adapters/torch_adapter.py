@@ -10,6 +10,7 @@ from typing import Any
 
 from conformance.adapters.base import (
     NUMPY_CONVERSIONS,
+    SIGNATURE_ERRORS,
     Adapter,
     ArrayProbes,
     GlobalState,
@@ -65,7 +66,10 @@ def _view(x: Any, *args: Any) -> Any:
 
 
 def _to(x: Any, target: str) -> Any:
-    """to(dtype) or to(device): 'cpu' / 'cuda[:n]' is a device, anything else a dtype name."""
+    """to(dtype) or to(device): 'cpu' / 'cuda[:n]' is a device, anything else a dtype name.
+    torch takes no dtype strings (``x.to('float32')`` is "Invalid device string"): a case's
+    dtype name, the suite's notation for a dtype, is the torch.dtype of that name, which is
+    what a torch user writes (``x.to(torch.float32)``)."""
     if is_device_name(target):
         return x.to(target)
     return x.to(_dtype(target))
@@ -201,6 +205,7 @@ class TorchAdapter(TorchProbes, Adapter):
         "read_only": (r"not writable", r"read-only"),
         "shape_mismatch": (r"shape '\[.*\]' is invalid for input of size", r"must match the size",
                            r"The expanded size of the tensor", r"Sizes of tensors must match"),
+        "type_error": SIGNATURE_ERRORS,
     }
 
     def load(self) -> None:
@@ -318,9 +323,10 @@ class TorchAdapter(TorchProbes, Adapter):
             "fn:where": lambda c, x, y: torch().where(c, x, y),
             "fn:cat": lambda xs, dim=0: torch().cat(xs, dim=dim),
             "fn:stack": lambda xs, dim=0: torch().stack(xs, dim=dim),
-            "fn:zeros": lambda *s, dtype=None: torch().zeros(*s, dtype=_dtype(dtype or "float32")),
-            "fn:ones": lambda *s, dtype=None: torch().ones(*s, dtype=_dtype(dtype or "float32")),
-            "fn:empty": lambda *s, dtype=None: torch().empty(*s, dtype=_dtype(dtype or "float32")),
+            # without a dtype, torch's default (torch.get_default_dtype(), float32 unless changed)
+            "fn:zeros": lambda *s, dtype=None: torch().zeros(*s, dtype=None if dtype is None else _dtype(dtype)),
+            "fn:ones": lambda *s, dtype=None: torch().ones(*s, dtype=None if dtype is None else _dtype(dtype)),
+            "fn:empty": lambda *s, dtype=None: torch().empty(*s, dtype=None if dtype is None else _dtype(dtype)),
         })
         ops.update(NUMPY_CONVERSIONS)
         return ops
