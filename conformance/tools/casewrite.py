@@ -101,7 +101,11 @@ def rewrite(text: str, file: str, updates: list[Update], vocabulary: Vocabulary)
     items = doc["cases"]
     regions, spans = [], []
     for update in updates:
-        index = next(i for i, item in enumerate(items) if item.get("id") == update.case.id)
+        index = next((i for i, item in enumerate(items) if isinstance(item, dict) and item.get("id") == update.case.id),
+                     None)
+        if index is None:
+            raise WriteRefused(f"{file}: ruamel.yaml does not find the case {update.case.id!r} the suite's reader "
+                               "read, so nothing was written")
         node = items[index]
         end = _case_end(text, items, index)
         keys = [k for k in ("expect", "frameworks") if k in node]

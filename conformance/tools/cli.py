@@ -382,6 +382,10 @@ def _observe_and_write(cases: list[tuple[Path, Case]], names: list[str], args: a
         print(for_terminal(f"conformance observe: {text}"), file=sys.stderr)
 
     path = cases[0][0]
+    if any(p != path for p, _ in cases):  # one id in several files (lint's CF001)
+        say(f"{cases[0][1].id} is a case of several files ({', '.join(sorted({str(p) for p, _ in cases}))}): "
+            "name the file to write; nothing written")
+        return 1
     updates: list[Update] = []
     left: list[str] = []  # cases that already expect something
     refused, notes = 0, []
