@@ -564,12 +564,25 @@ class Adapter(ArrayProbes):
         than the failure recorded as the framework's behaviour."""
         return isinstance(exc, MemoryError)
 
+    def error_kinds(self) -> Mapping[str, tuple[str, ...]]:
+        """The error taxonomy as this adapter applies it: its own ``error_patterns``, then the
+        messages of Python and NumPy that every framework's run can meet (COMMON_ERRORS)."""
+        return merge_errors(self.error_patterns, COMMON_ERRORS)
+
     def classify_error(self, exc: BaseException) -> str:
-        text = f"{type(exc).__name__}: {exc}"
-        for kind, patterns in self.error_patterns.items():
-            if any(re.search(p, text) for p in patterns):
-                return kind
-        return "other"
+        """The neutral kind of an exception a step raised: the first kind of
+        :meth:`error_kinds` one of whose regexes ``re.search``es ``"ExceptionType: message"``,
+        else ``other``."""
+        return classify_text(f"{type(exc).__name__}: {exc}", self.error_kinds())
+
+
+def classify_text(text: str, kinds: Mapping[str, tuple[str, ...]]) -> str:
+    """The first kind one of whose regexes matches ``text`` ("ExceptionType: message"), else
+    ``other``."""
+    for kind, patterns in kinds.items():
+        if any(re.search(p, text) for p in patterns):
+            return kind
+    return "other"
 
 
 def numpy_input(spec: Any) -> Any:
@@ -593,14 +606,27 @@ def numpy_input(spec: Any) -> Any:
     return array
 
 
+# ---- the error taxonomy (docs/case-format.md, "Error kinds"): each kind of model.ERROR_KINDS
+# and the messages that map to it, by where the message comes from. Python's and NumPy's
+# messages are met in every framework's run (NumPy arrays and np.* calls are in every
+# framework's cases), so every adapter classifies them the same way (COMMON_ERRORS, after its
+# own error_patterns); tests/test_error_kinds.py keeps the documentation equal to these
+# tables and checks every error a run of the corpus records against them.
+
 # A call refused for its arguments by Python's own binding of them to the signature (an
-# unexpected keyword: Paddle's relu(x, inplace=True); a missing or extra argument): the
-# same messages in every framework, type_error
+# unexpected keyword: Paddle's relu(x, inplace=True); a missing or extra argument)
 SIGNATURE_ERRORS: tuple[str, ...] = (
     r"^TypeError: .*got an unexpected keyword argument",
     r"^TypeError: .*missing \d+ required (positional|keyword-only) arguments?",
     r"^TypeError: .*takes (from \d+ to |at most )?\d+ positional arguments? but \d+ (were|was) given",
 )
+
+PYTHON_ERRORS: Mapping[str, tuple[str, ...]] = {
+    "type_error": SIGNATURE_ERRORS + (
+        # item assignment into a value that is not an array (NumPy's x[0, 1] is a scalar)
+        r"^TypeError: '[\w.]+' object does not support item assignment",
+    ),
+}
 
 NUMPY_ERRORS: Mapping[str, tuple[str, ...]] = {
     "read_only": (r"read-only", r"not writeable", r"non-writable"),
@@ -608,11 +634,27 @@ NUMPY_ERRORS: Mapping[str, tuple[str, ...]] = {
     "shape_mismatch": (r"cannot reshape", r"could not be broadcast", r"operands could not",
                        r"could not broadcast input array from shape",
                        r"shape mismatch", r"non-broadcastable",
-                       r"input array dimensions except for the concatenation axis must match"),
+                       r"input array dimensions except for the concatenation axis must match",
+                       r"cannot select an axis to squeeze out which has size not equal to one"),
     "not_contiguous_view": (r"Incompatible shape for in-place modification", r"copy=False",
                             r"without copying", r"Unable to avoid copy",
                             r"Unable to avoid creating a copy",
                             r"dtype of a different size, the last axis must be contiguous"),
     # ndarray.flatten(order='C') given torch's dimensions: the order it reads is refused
-    "type_error": SIGNATURE_ERRORS + (r"^TypeError: order must be str, not \w+",),
+    "type_error": (r"^TypeError: order must be str, not \w+",),
 }
+
+
+def merge_errors(*tables: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """Error tables joined kind by kind (the first table's kinds first, ``other`` last)."""
+    merged: dict[str, tuple[str, ...]] = {}
+    for table in tables:
+        for kind, patterns in table.items():
+            merged[kind] = merged.get(kind, ()) + tuple(patterns)
+    if "other" in merged:
+        merged["other"] = merged.pop("other")
+    return merged
+
+
+# what every adapter tries after its own error_patterns
+COMMON_ERRORS: Mapping[str, tuple[str, ...]] = merge_errors(PYTHON_ERRORS, NUMPY_ERRORS)

@@ -11,7 +11,6 @@ from typing import Any
 
 from conformance.adapters.base import (
     NUMPY_CONVERSIONS,
-    SIGNATURE_ERRORS,
     Adapter,
     ArrayProbes,
     GlobalState,
@@ -187,10 +186,19 @@ class PaddleAdapter(PaddleProbes, Adapter):
                                   r"has been modified by inplace"),
         "overlapping_write": (r"more than one element of the written-to tensor",),
         "dtype_cast": (r"can't be cast to the desired output type", r"cannot be cast",
-                       r"The type of data we are trying to retrieve .* does not match"),
+                       r"The type of data we are trying to retrieve .* does not match",
+                       # no promotion between an integer and a floating tensor (x += t, x + t)
+                       r"Type promotion only support calculations between floating-point numbers",
+                       # cat of tensors of different dtypes
+                       r"The data_type of input tensor in list isn't consistent",
+                       # copy_ from a tensor of another dtype
+                       r"has different data type with Tensor .*, Tensor Copy cannot be performed"),
+        "unsupported_dtype": (r"The kernel with key \(.*\) of kernel .\w+. is not registered",),
         "shape_mismatch": (r"shape .* is invalid", r"broadcast", r"ShapeError", r"should be equal to",
                            r"dimension of input\[\d+\] and input\[\d+\] is expected to be equal",
-                           r"The shape of tensor assigned value must match the shape of target shape"),
+                           r"The shape of tensor assigned value must match the shape of target shape",
+                           # chunk into pieces that are not all the same size
+                           r"size along the split dimension must be evenly divisible"),
         "no_grad_fn": (r"stop_gradient=True", r"does not require grad"),
         "graph_freed": (r"You calculate backward twice for the same subgraph without setting "
                         r"retain_graph=True",),
@@ -198,7 +206,8 @@ class PaddleAdapter(PaddleProbes, Adapter):
         "requires_grad_conversion": (r"Can't get __dlpack__ from Tensor that requires gradients",),
         "not_contiguous_view": (r"can not be viewed, please call reshape",
                                 r"strides\[-1\] must be 1 to view"),
-        "type_error": SIGNATURE_ERRORS,
+        # a Python number where the operation wants a Tensor (x.add_(1) reads 1's .shape)
+        "type_error": (r"^AttributeError: '(int|float|bool|complex)' object has no attribute",),
     }
 
     def error_message(self, exc: BaseException) -> str:

@@ -14,20 +14,33 @@ from conformance import ir
 from conformance.ir import Step, operations_of
 from conformance.source import CaseFormatError, Location
 
-# Framework-neutral error kinds an expectation can name. Adapters map their exceptions
-# onto these; anything they do not recognise is ``other``.
+# Framework-neutral error kinds an expectation can name: the error taxonomy. Each says what
+# situation the step met; docs/case-format.md ("Error kinds") gives, for each, the messages
+# of each framework that map to it (the adapters' error_patterns and base.COMMON_ERRORS,
+# which tests/test_error_kinds.py keeps equal to it). A message none of them matches is
+# ``other``.
 ERROR_KINDS: Mapping[str, str] = {
-    "inplace_on_leaf": "in-place operation on a leaf (or a view of a leaf) that requires grad",
-    "modified_saved_tensor": "a tensor saved for backward was modified in place before backward",
-    "read_only": "write into read-only memory (non-writeable array)",
-    "overlapping_write": "in-place write into memory where several elements share one location",
-    "dtype_cast": "the result dtype cannot be cast to the in-place / out= destination's dtype",
-    "shape_mismatch": "shapes cannot be broadcast / reshaped / viewed as asked",
-    "not_contiguous_view": "a view was asked of memory whose strides cannot express it",
+    "inplace_on_leaf": "an in-place write (an _ method, item assignment, an inplace layer) into a leaf that "
+                       "requires grad, or into a view of one",
+    "modified_saved_tensor": "backward found a tensor it saved modified in place after it was saved",
+    "read_only": "a write into memory the framework keeps read-only (a non-writeable array, a read-only view)",
+    "overlapping_write": "an in-place write whose destination has several elements in one memory location, or "
+                         "whose source partly overlaps it",
+    "dtype_cast": "a dtype conversion the operation needs is refused: the result cannot be cast to the "
+                  "destination's dtype (in place, out=, copy_), or the operands' dtypes are not promoted to a "
+                  "common one",
+    "unsupported_dtype": "the operation has no implementation for the tensor's dtype (no kernel for it; the "
+                         "imaginary part of a real dtype; a dtype the conversion's target lacks)",
+    "shape_mismatch": "the shapes do not fit the operation: they cannot be broadcast, reshaped or viewed as asked, "
+                      "joined, split into equal pieces or squeezed",
+    "not_contiguous_view": "a view (a result without a copy) was demanded and the memory cannot give one: its "
+                           "strides cannot express it, or the source cannot promise it (copy=False)",
     "no_grad_fn": "backward on a tensor that does not require grad / has no grad_fn",
     "graph_freed": "backward through a graph a second time after its buffers were freed",
-    "requires_grad_conversion": "conversion (e.g. to NumPy) refused because the tensor requires grad",
-    "type_error": "an argument of the wrong Python type",
+    "requires_grad_conversion": "a conversion out of the framework (to NumPy, DLPack export) refused because the "
+                                "tensor requires grad",
+    "type_error": "the call is refused for the form of its arguments: an unexpected keyword, a missing or extra "
+                  "argument, a value of a Python type the operation does not take",
     "immutable": "a mutation (item or augmented assignment, an in-place write) refused: the framework's arrays "
                  "are immutable (the adapter's Immutability declaration)",
     "other": "any other exception",

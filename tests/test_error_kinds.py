@@ -1,0 +1,191 @@
+"""The error taxonomy (issue 16): one documented mapping from the messages a step can raise to
+the neutral error kinds (model.ERROR_KINDS), checked over every error the corpus records.
+
+- docs/case-format.md, "Error kinds", lists for each kind what it means and, by where the
+  message comes from (Python, NumPy, torch, Paddle), the regexes that map a message to it;
+  that list is the adapters' tables (``error_patterns``, base.PYTHON_ERRORS and
+  base.NUMPY_ERRORS), equal both ways;
+- a run of the whole corpus on every framework (in this process, as the sandbox would): every
+  error a step records matches the regexes of exactly one kind (``other`` included: the
+  messages known to be none of the kinds are listed, so that a new message is classified on
+  purpose, never ``other`` by default), and that kind is the one recorded;
+- the same situation gets the same kind on every framework: where two frameworks raise at the
+  same step of a case, they record the same kind, except the situations listed in
+  ``DIFFERENT_SITUATIONS``, each with why the step is not the same situation there. Before
+  this taxonomy Paddle's refusal of ``int_tensor += float_tensor`` was ``other`` where torch's
+  and NumPy's were ``dtype_cast``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance import registry
+from conformance.adapters.base import NUMPY_ERRORS, PYTHON_ERRORS
+from conformance.load.reader import load_file
+from conformance.model import ERROR_KINDS, Case
+from conformance.run.engine import NOT_APPLICABLE, Outcome, not_applicable, run
+
+ROOT = Path(__file__).resolve().parent.parent
+FRAMEWORKS = list(registry.BUILTIN)
+SOURCES = {"Python": None, "NumPy": None, "torch": "torch", "Paddle": "paddle"}  # doc's words -> adapter
+
+# case id -> why the frameworks that raise at the same step record different kinds there
+DIFFERENT_SITUATIONS = {
+    "inplace.expand.out_overlapping": (
+        "NumPy's counterpart of expand, np.broadcast_to, is a read-only view: the out= write is "
+        "refused as read_only before any overlap matters, where torch's expanded tensor is writable "
+        "and the overlapping write is refused"),
+}
+
+
+# ---- the documented taxonomy
+
+
+def documented() -> dict[str, dict[str, set[str]]]:
+    """source ("Python", "NumPy", "torch", "Paddle") -> kind -> its regexes, as
+    docs/case-format.md lists them: under each `#### `kind`` heading of "Error kinds", one
+    bullet per source, the regexes in backticks before the examples ("e.g. ...")."""
+    text = (ROOT / "docs" / "case-format.md").read_text(encoding="utf-8")
+    section = text[text.index("### Error kinds"):]
+    section = section[: section.index("\n## ")]
+    table: dict[str, dict[str, set[str]]] = {source: {} for source in SOURCES}
+    kind = None
+    for line in section.splitlines():
+        heading = re.match(r"^#### `(\w+)`", line)
+        if heading:
+            kind = heading[1]
+            continue
+        bullet = re.match(r"^- (Python|NumPy|torch|Paddle): (.*)$", line)
+        if bullet and kind is not None:
+            patterns = bullet[2].split(" e.g. ")[0]
+            found = set(re.findall(r"`([^`]+)`", patterns))
+            if found:
+                table[bullet[1]].setdefault(kind, set()).update(found)
+    return table
+
+
+def in_code() -> dict[str, dict[str, set[str]]]:
+    code: dict[str, dict[str, set[str]]] = {"Python": _sets(PYTHON_ERRORS), "NumPy": _sets(NUMPY_ERRORS)}
+    for source, framework in SOURCES.items():
+        if framework is not None:
+            code[source] = _sets(registry.get_adapter(framework).error_patterns)
+    return code
+
+
+def _sets(table: Any) -> dict[str, set[str]]:
+    return {kind: set(patterns) for kind, patterns in table.items() if patterns}
+
+
+def test_every_kind_is_documented_with_its_meaning() -> None:
+    text = (ROOT / "docs" / "case-format.md").read_text(encoding="utf-8")
+    section = text[text.index("### Error kinds"):]
+    headings = re.findall(r"(?m)^#### `(\w+)`", section)
+    assert headings == list(ERROR_KINDS), "one heading per kind of model.ERROR_KINDS, in its order"
+
+
+def test_the_documented_taxonomy_is_the_adapters() -> None:
+    assert documented() == in_code()
+
+
+def test_numpy_adapter_takes_numpys_messages_from_the_common_table() -> None:
+    # NumPy's messages are classified alike in every framework's run (base.COMMON_ERRORS)
+    assert registry.get_adapter("numpy").error_patterns == {}
+    for framework in FRAMEWORKS:
+        kinds = registry.get_adapter(framework).error_kinds()
+        for table in (PYTHON_ERRORS, NUMPY_ERRORS):
+            for kind, patterns in table.items():
+                assert set(patterns) <= set(kinds[kind]), (framework, kind)
+
+
+# ---- every error the corpus records
+
+
+@functools.cache
+def corpus() -> tuple[Case, ...]:
+    vocab = registry.vocabulary()
+    cases: list[Case] = []
+    for path in sorted((ROOT / "cases").rglob("*.yaml")):
+        result = load_file(path, vocab, display_path=str(path.relative_to(ROOT)))
+        assert not result.errors, result.errors[0][1].render()
+        cases += result.cases
+    return tuple(cases)
+
+
+@functools.cache
+def corpus_run() -> dict[tuple[str, str], Outcome]:
+    """The whole corpus on every installed framework, in this process."""
+    outcomes = {}
+    for framework in FRAMEWORKS:
+        adapter = registry.get_adapter(framework)
+        if adapter.unavailable():
+            continue
+        for case in corpus():
+            if not_applicable(case, adapter) is None:
+                outcomes[case.id, framework] = run(case, adapter)
+    return outcomes
+
+
+def recorded_errors() -> list[tuple[str, str, int, str, str, str]]:
+    """(case, framework, step, exception type, message, kind) of every error recorded."""
+    errors = []
+    for (case, framework), outcome in sorted(corpus_run().items()):
+        if outcome.verdict == NOT_APPLICABLE:
+            continue
+        for step in outcome.steps:
+            if step.error is not None:
+                e = step.error
+                errors.append((case, framework, step.number, e.type, e.message, e.kind))
+    return errors
+
+
+def kinds_matching(framework: str, text: str) -> set[str]:
+    """Every kind of the documented taxonomy one of whose regexes matches ``text``, from the
+    sources a run of ``framework`` meets: Python's, NumPy's and its own."""
+    table = documented()
+    own = next(source for source, fw in SOURCES.items() if fw == framework) if framework in SOURCES.values() \
+        else None
+    found = set()
+    for source in ("Python", "NumPy", own):
+        if source is None:
+            continue
+        for kind, patterns in table[source].items():
+            if any(re.search(p, text) for p in patterns):
+                found.add(kind)
+    return found
+
+
+def test_the_corpus_records_errors() -> None:
+    if len(corpus_run()) < len(corpus()):
+        pytest.skip("a framework is not installed")
+    errors = recorded_errors()
+    assert len(errors) > 90, "the corpus recorded fewer errors than it holds cases expecting one"
+
+
+def test_every_recorded_error_has_the_taxonomys_kind() -> None:
+    wrong = []
+    for case, framework, step, type_name, message, kind in recorded_errors():
+        text = f"{type_name.rsplit('.', 1)[-1]}: {message}"
+        matching = kinds_matching(framework, text)
+        if kind == "immutable":
+            continue
+        if matching != {kind}:
+            wrong.append(f"{case}[{framework}] step {step}: recorded {kind}, the taxonomy's regexes give "
+                         f"{sorted(matching) or 'none'} for {text[:160]!r}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_same_situation_has_the_same_kind_on_every_framework() -> None:
+    by_step: dict[tuple[str, int], dict[str, str]] = {}
+    for case, framework, step, _type, _message, kind in recorded_errors():
+        by_step.setdefault((case, step), {})[framework] = kind
+    differing = {f"{case} step {step}: {kinds}" for (case, step), kinds in by_step.items()
+                 if len(set(kinds.values())) > 1 and case not in DIFFERENT_SITUATIONS}
+    assert not differing, "\n".join(sorted(differing))
+    listed = {case for (case, _), kinds in by_step.items() if len(set(kinds.values())) > 1}
+    assert set(DIFFERENT_SITUATIONS) <= listed, "a listed difference no longer occurs: take it out"
