@@ -183,6 +183,12 @@ def test_rewrite_refuses_what_the_reader_refuses() -> None:
         "    expect:\n      values: {y: [1.0, 2.0]}\n")
 
 
+def test_rewrite_reads_nothing_the_suites_reader_refuses() -> None:
+    hostile = CASE.replace('title: "a demo"', 'title: !!python/object/apply:os.system ["true"]')
+    with pytest.raises(WriteRefused, match="has a problem, so nothing was written"):
+        rewrite(hostile, "t.yaml", [], registry.vocabulary())
+
+
 def test_rewrite_refuses_a_file_it_would_reformat(tmp_path: Path) -> None:
     """A layout ruamel.yaml does not give back as it was (here, the list of cases not
     indented under 'cases:') would be rewritten whole: refused, nothing written."""

@@ -90,6 +90,12 @@ def _dump(yaml: Any, doc: Any) -> str:
 
 def rewrite(text: str, file: str, updates: list[Update], vocabulary: Vocabulary) -> str:
     """The file's text with each update made; raises :class:`WriteRefused`."""
+    # the text ruamel.yaml reads is one the suite's reader loads without a problem (checked
+    # here again: the file may have changed while the frameworks ran)
+    before = load_bytes(text.encode("utf-8"), file, vocabulary, draft=True)
+    if before.errors:
+        _, error = before.errors[0]
+        raise WriteRefused(f"{file} has a problem, so nothing was written: {error.render()}")
     yaml = _yaml()
     doc = yaml.load(text)
     unchanged = _dump(yaml, doc)
