@@ -15,6 +15,7 @@ import copy
 import importlib
 import importlib.util
 import json
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import entry_points
@@ -136,15 +137,41 @@ def dlpack_conversions() -> dict[str, Callable[[Any], Any]]:
     tensor into Paddle in the torch run, a Paddle tensor into torch in the Paddle run, ...).
     Every adapter that declares ``dlpack_export`` gets them in its table. Building them
     imports adapter modules only; calling one imports its framework (and is *not
-    applicable* where that is not installed). A result of another framework is not an
-    array to this adapter's probes: cases observe it through the source (write through the
-    result, check the source's values), except NumPy's, which every adapter probes."""
+    applicable* where that is not installed). A result of another framework is observed
+    through its own adapter's probes (:func:`owner`), like any tensor of the case."""
     conversions = {}
     for name in framework_names():
         cls = adapter_class(name)
         if cls is not None and cls.dlpack_import:
             conversions[f"fn:{name}_from_dlpack"] = _into(name, cls.module)
     return conversions
+
+
+# type -> the name of the framework whose adapter's probes take objects of that type, or None
+_OWNERS: dict[type, str | None] = {}
+
+
+def owner(obj: Any) -> Any:
+    """The adapter of the registered framework whose tensor ``obj`` is, or None (a Python
+    value, a layer, an object of no registered framework). Only frameworks already imported
+    in this process are asked, so that asking never imports one: an object of a framework's
+    type exists only once the framework was imported. The first adapter, in registration
+    order, whose ``is_array`` takes it owns it (NumPy's adapter for a NumPy array); the
+    answer is kept per type. The engine probes a tensor of another framework than the run's
+    (a result of ``fn:<name>_from_dlpack``) through its owner's probes, and calls its
+    methods through its owner's table."""
+    tp = type(obj)
+    if tp in _OWNERS:
+        name = _OWNERS[tp]
+    else:
+        name = next((n for n in framework_names() if _imported(n) and get_adapter(n).is_array(obj)), None)
+        _OWNERS[tp] = name
+    return None if name is None else get_adapter(name)
+
+
+def _imported(name: str) -> bool:
+    cls = adapter_class(name)
+    return cls is not None and cls.module in sys.modules
 
 
 @lru_cache(maxsize=None)

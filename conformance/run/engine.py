@@ -33,6 +33,7 @@ from conformance.limits import LimitExceeded
 from conformance.model import Case, Expect, Location, ResultKey
 from conformance.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED
 from conformance.run.memory import Bounds, ProbeFailed, Unwritten
+from conformance.run.probes import Probes
 
 # the error kind of a mutation the framework refused (its arrays are immutable), whatever
 # its exception's type: what the adapter's Immutability declaration recognises
@@ -153,8 +154,11 @@ class _Runner:
         # that id() values are never reused during the case
         self.first_version: dict[int, int | None] = {}
         self.keep: list[Any] = []
-        self.bounds = Bounds(adapter)
-        self.unwritten = Unwritten(adapter, self.bounds)
+        # the adapter's probes, answering for another framework's tensors too (a result of
+        # fn:<name>_from_dlpack): what the limits, the version counters and the checks ask
+        self.probes = Probes(adapter)
+        self.bounds = Bounds(self.probes)
+        self.unwritten = Unwritten(self.probes, self.bounds)
         self.step: Step | None = None  # the step running
 
     # ---- statements
@@ -251,7 +255,7 @@ class _Runner:
     def set_item(self, obj: Any, index: Any, value: Any) -> None:
         """``obj[index] = value``: the adapter's op:setitem. It makes nothing (it writes into
         ``obj``, whose elements are bounded already), so no bound applies to what it makes."""
-        self.adapter.ops["op:setitem"](obj, index, value)
+        self.operation("op:setitem", (obj,))(obj, index, value)
         self.unwritten.spread((index, value), written=(obj,), made=None)
 
     # ---- expressions
@@ -283,7 +287,7 @@ class _Runner:
         name = key.partition(":")[2] or key
         self.bounds.before_call(key, name, args, kwargs)
         before = self.unwritten.elements_before(key, args)
-        result = self.adapter.ops[key](*args, **kwargs)
+        result = self.operation(key, args)(*args, **kwargs)
         self.bounds.made(result, f"{name}() made")
         self.unwritten.after_call(key, args, kwargs, result, self.step.number if self.step else 0, before)
         return result
@@ -291,8 +295,8 @@ class _Runner:
     def python_operator(self, op: str, *operands: Any) -> Any:
         """A Python operator, the adapter's ``op:<op>``: when a tensor takes part, bounded
         like an operation; between plain values, bounded before it computes."""
-        operation = self.adapter.ops["op:" + op]
-        if any(self.adapter.is_array(o) for o in operands):
+        operation = self.operation("op:" + op, operands)
+        if any(self.probes.is_array(o) for o in operands):
             symbol = f"'{OPERATOR_SYMBOLS.get(op, op)}'"
             self.bounds.inputs(symbol, operands)
             result = operation(*operands)
@@ -305,12 +309,23 @@ class _Runner:
         limits.check_python_value(result, f"'{OPERATOR_SYMBOLS.get(op, op)}' made")
         return result
 
+    def operation(self, key: str, args: tuple) -> Any:
+        """The callable of ``key``: the run's adapter's, except for an operation on another
+        framework's tensor (a method, an attribute or an operator whose receiver is the result
+        of fn:<name>_from_dlpack in this run), which is that framework's own entry, as in its
+        own run: ``y.add_(1)`` of a Paddle tensor is Paddle's add_ in torch's run too."""
+        if args and key.startswith(("method:", "attr:", "setattr:", "op:")):
+            other = self.probes.foreign(args[0])
+            if other is not None and key in other.ops:
+                return other.ops[key]
+        return self.adapter.ops[key]
+
     def note_new_objects(self) -> None:
         for obj in self.env.values():
             if id(obj) not in self.first_version:
                 self.keep.append(obj)
                 self.first_version[id(obj)] = (
-                    self.adapter.version_of(obj) if self.adapter.is_array(obj) else None)
+                    self.probes.version_of(obj) if self.probes.is_array(obj) else None)
 
 
 def _bounded(text: str, limit: int = limits.MAX_MESSAGE_CHARS) -> str:
@@ -332,7 +347,7 @@ class _Checker:
 
     def __init__(self, runner: _Runner, expect: Expect, outcome: Outcome) -> None:
         self.r = runner
-        self.adapter = runner.adapter
+        self.adapter = runner.probes  # the probes, for any framework's tensor (run/probes.py)
         self.expect = expect
         self.outcome = outcome
         self.failed = runner.failed
