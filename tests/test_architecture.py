@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS: list[tuple[str, ...]] = [
     ("conformance.model", "conformance.ir", "conformance.source", "conformance.limits", "conformance.codec",
      "conformance.escaping", "conformance.outcomes", "conformance.claims"),
-    ("conformance.load.yamlsrc", "conformance.load.fields"),  # YAML values with their positions
+    ("conformance.load.yamlsrc", "conformance.load.yamlerrors", "conformance.load.fields"),  # YAML values, positions
     ("conformance.kinds",),  # the assertion kinds, read with those values
     ("conformance.load", "conformance.adapters"),  # case files into Cases; the frameworks
     ("conformance.registry", "conformance.run"),  # which frameworks there are; running a case

@@ -69,7 +69,7 @@ from conformance import (
 )
 from conformance.ir import names_bound, names_read, operations_of, strings_of  # noqa: E402
 from conformance.limits import MAX_ELEMENTS  # noqa: E402
-from conformance.load import yamlsrc
+from conformance.load import yamlerrors, yamlsrc
 from conformance.load.inputs import TENSOR_KEYS  # noqa: E402
 from conformance.load.overrides import OVERRIDE_KEYS  # noqa: E402
 from conformance.load.reader import CASE_KEYS, LoadResult, load_file, load_text  # noqa: E402
@@ -447,6 +447,7 @@ def load_checked(text: str, file: str = FILE) -> LoadResult | None:
     try:
         with time_limit(HANG_SECONDS):
             result = load_text(text, file, VOCAB)
+            check_explained(text)
     except BaseException as exc:
         if not tolerated(exc):
             raise
@@ -455,6 +456,28 @@ def load_checked(text: str, file: str = FILE) -> LoadResult | None:
         return None
     check_result(result, file, text)
     return result
+
+
+def check_explained(text: str) -> None:
+    """The explanation of a YAML syntax error (yamlerrors.explain, which the loader calls
+    inside a guard) never raises, and is located inside the text, with a message and a fix."""
+    try:
+        parser = yamlsrc._EventParser(text)
+    except UnicodeError:  # a lone surrogate (the loader refuses it before any YAML)
+        return
+    try:
+        while parser.get_event() is not None:
+            pass
+    except yaml.MarkedYAMLError as exc:
+        explained = yamlerrors.explain(text, exc, yamlsrc._EventParser)
+        count("yaml error " + ("explained" if explained else "generic"))
+        if explained is not None:
+            assert 1 <= explained.line <= line_bound(text) and explained.column >= 1, explained
+            assert explained.message.startswith("YAML syntax error: ") and explained.hint.strip(), explained
+    except (yaml.YAMLError, UnicodeError):
+        pass
+    finally:
+        parser.dispose()
 
 
 def decoded(data: bytes) -> str | None:

@@ -147,7 +147,8 @@ cases:
 
 def test_yaml_syntax_error_has_line_and_fix() -> None:
     msg = only_error("cases:\n  - id: a.b\n    title: [unclosed\n")
-    assert msg.startswith("cases/t.yaml:4:1: YAML syntax error")
+    # (libyaml stops at the end of the file, 4:1: the mistake is the bracket)
+    assert msg.startswith("cases/t.yaml:3:12: YAML syntax error: the '[' opened here is never closed")
     assert "fix:" in msg
 
 
@@ -303,7 +304,7 @@ def test_a_match_pattern_at_the_nesting_limit_loads() -> None:
     ("cases:\n  - !!binary aGk=\n  - id: [unclosed\n", "cases/t.yaml:2:5: YAML tag"),
     ("cases:\n  - &a {id: a.b}\n  - *a\n  - id: [unclosed\n", "cases/t.yaml:3:5: YAML anchors and aliases"),
     # a syntax error before a problem of the values: the syntax error
-    ("cases:\n  - id: [unclosed\n  - id: a.b\n    id: a.c\n", "cases/t.yaml:3:7: YAML syntax error"),
+    ("cases:\n  - id: [unclosed\n  - id: a.b\n    id: a.c\n", "cases/t.yaml:2:9: YAML syntax error"),
     ("cases:\n  - id: a.b\n---\ncases: [\n", "cases/t.yaml:4:1: more than one YAML document"),
 ])
 def test_the_first_problem_in_the_file_is_the_one_reported(text: str, message: str) -> None:
@@ -577,3 +578,155 @@ def test_an_override_is_not_held_to_claims_the_case_writes_in_error() -> None:
 def test_a_file_with_many_unknown_top_level_keys_reports_each() -> None:
     assert errors_of("cases:\n  - id: a.b\nnotes: x\ncase: y\n") == [
         (3, 1, "CF000", "unknown top-level key 'notes'"), (4, 1, "CF000", "unknown top-level key 'case'")]
+
+
+# ---- YAML mistakes (issue 16): each said as what it is, where it is written, with its fix
+
+YAML_BASE = """\
+cases:
+  - id: views.a.b
+    title: t
+    given:
+      x: [1.0, 2.0]
+      w: [3.0]
+    steps:
+      - y = x.view(2)
+      - z = w.clone()
+    expect:
+      values: {y: [1.0, 2.0]}
+"""
+
+# (mistake, the lines of YAML_BASE it rewrites, line, column, message, fix); libyaml's own
+# mark is elsewhere for many (the next line, the end of the file, the colon of a key indented
+# too far), and its message was one generic "check indentation and quoting on this line"
+YAML_MISTAKES = [
+    ('tab in the indentation', ((5, '\tx: [1.0, 2.0]'),),
+     5, 1, 'YAML syntax error: a tab in the indentation: YAML indents with spaces only',
+     'replace the tab with spaces (editors: indent with spaces in YAML files)'),
+    ("tab after '-'", ((8, '      -\ty = x.view(2)'),),
+     8, 8, "YAML syntax error: a tab after '-': YAML separates with spaces, and allows tabs only inside quoted text",
+     'replace the tab with a space'),
+    ('key indented less than its sibling', ((3, '   title: t'),),
+     3, 4, "YAML syntax error: 'title' is indented 3 spaces, but 'id' above it (line 2) is indented 4: the keys of "
+             'one mapping line up',
+     "indent it by 4 spaces, like 'id' on line 2"),
+    ('key indented more than its sibling', ((3, '     title: t'),),
+     3, 6, "YAML syntax error: 'title' is indented 5 spaces, but 'id' above it (line 2) is indented 4: the keys of "
+             'one mapping line up',
+     "indent it by 4 spaces, like 'id' on line 2"),
+    ('nested key indented more', ((6, '        w: [3.0]'),),
+     6, 9, "YAML syntax error: 'w' is indented 8 spaces, but 'x' above it (line 5) is indented 6: the keys of one "
+             'mapping line up',
+     "indent it by 6 spaces, like 'x' on line 5"),
+    ('list item indented less than the one above', ((9, '     - z = w.clone()'),),
+     9, 6, "YAML syntax error: the list item '- z = w.clone()' is indented 5 spaces, but the list item above it "
+             '(line 8) is indented 6: the items of one list line up',
+     'indent it by 6 spaces, like the list item on line 8'),
+    ('list item indented less than the one above, by more', ((9, '   - z = w.clone()'),),
+     9, 4, "YAML syntax error: the list item '- z = w.clone()' is indented 3 spaces, but the list item above it "
+             '(line 8) is indented 6: the items of one list line up',
+     'indent it by 6 spaces, like the list item on line 8'),
+    ('first list item indented more than the next', ((8, '        - y = x.view(2)'),),
+     9, 7, "YAML syntax error: the list item '- z = w.clone()' is indented 6 spaces, but the list item above it "
+             '(line 8) is indented 8: the items of one list line up',
+     'indent it by 8 spaces, like the list item on line 8'),
+    ('list item among keys', ((6, '      - w: [3.0]'),),
+     6, 7, "YAML syntax error: a list item ('- ') among the keys of a mapping ('x', line 5)",
+     "remove the '- ' (the entry is a key of that mapping), or write every entry as a list item"),
+    ('line among list items without its dash', ((9, '      z = w.clone()'),),
+     9, 7, "YAML syntax error: 'z = w.clone()' lines up with the list item on line 8 but has no '- '",
+     "start it with '- ' (an item of that list), or indent it as what it belongs to"),
+    ("no space after ':'", ((3, '    title:t'),),
+     3, 10, "YAML syntax error: no space after ':' in 'title:t': YAML reads it as one text, not a key and its value",
+     "write 'title: t'"),
+    ("no space after ':' before a flow value", ((5, '      x:[1.0, 2.0]'),),
+     5, 8, "YAML syntax error: no space after ':' in 'x:[1.0, 2.0]': YAML reads it as one text, not a key and its "
+             'value',
+     "write 'x: [1.0, 2.0]'"),
+    ("no space after ':' in a flow mapping", ((11, '      values: {y:[1.0, 2.0]}'),),
+     11, 17, "YAML syntax error: no space after ':' in 'y:[1.0, 2.0]': YAML reads it as one text, not a key and "
+               'its value',
+     "write 'y: [1.0, 2.0]'"),
+    ("no space after '-'", ((9, '      -z = w.clone()'),),
+     9, 7, "YAML syntax error: no space after '-' in '-z = w.clone()': YAML reads it as text, not a list item",
+     "write '- z = w.clone()'"),
+    ('unclosed double quote', ((3, '    title: "t'),),
+     3, 12, 'YAML syntax error: the string opened here with " is never closed',
+     'close it with " where the text ends, on this line'),
+    ('unclosed single quote closed further down', ((3, "    title: 't"), (8, "      - 'y = x.view(2)'")),
+     3, 12, "YAML syntax error: the string opened here with ' is not closed on its line, so YAML read on into the "
+              'lines below',
+     "close it with ' at the end of the text"),
+    ('unknown escape', ((3, '    title: "a\\q"'),),
+     3, 14, "YAML syntax error: '\\q' is not an escape in a double-quoted string",
+     "write the backslash twice ('\\\\q'), or use single quotes, where a backslash is itself (a regular expression: "
+     "match: 'a\\d+')"),
+    ('unclosed bracket', ((5, '      x: [1.0, 2.0'),),
+     5, 10, "YAML syntax error: the '[' opened here is never closed",
+     "close it with ']' (a list or mapping in brackets is best kept on one line)"),
+    ('unclosed brace at the end', ((11, '      values: {y: [1.0, 2.0]'),),
+     11, 15, "YAML syntax error: the '{' opened here is never closed",
+     "close it with '}' (a list or mapping in brackets is best kept on one line)"),
+    ('closed by the other bracket', ((11, '      values: {y: [1.0, 2.0}'),),
+     11, 28, "YAML syntax error: '}' where the '[' opened at column 19 is still open",
+     "close the '[' with ']' first"),
+    ('a bracket that closes nothing', ((5, '      x: [1.0, 2.0]]'),),
+     5, 20, "YAML syntax error: ']' closes nothing: no '[' is open here",
+     "remove it, or open the list or mapping it closes with '['"),
+    ('key: value: more', ((3, '    title: t: x'),),
+     3, 13, "YAML syntax error: a second ': ' on the line of 'title': YAML cannot read 't: x' as one value",
+     'put the value in quotes (title: "t: x"), or write a mapping it holds on the lines below, indented, or in '
+     'braces ({data: [1.0]})'),
+    ('key: key: value', ((5, '      x: data: [1.0]'),),
+     5, 14, "YAML syntax error: a second ': ' on the line of 'x': YAML cannot read 'data: [1.0]' as one value",
+     'put the value in quotes (x: "data: [1.0]"), or write a mapping it holds on the lines below, indented, or in '
+     'braces ({data: [1.0]})'),
+    ("second ':' in a flow entry", ((11, '      values: {y: a: [1.0]}'),),
+     11, 20, "YAML syntax error: a second ':' in one entry of {...}",
+     "put the value that holds ': ' in quotes"),
+    ('text after the closing quote', ((3, '    title: "t" more'),),
+     3, 16, 'YAML syntax error: text after the closing " of a quoted value',
+     'put the whole value inside the quotes'),
+    ('reserved character', ((3, '    title: @t'),),
+     3, 12, "YAML syntax error: a value cannot start with '@' in YAML (it is reserved)",
+     'put the value in quotes: "@t"'),
+    ("no ':' after a key", ((3, '    title t'),),
+     3, 10, "YAML syntax error: no ':' after 'title': a line of a mapping is 'key: value'",
+     "write 'title: t'"),
+    ("no space after '-' of the only step", ((8, '      -y = x.view(2)'), (9, '')),
+     8, 7, "'steps' is the text '-y = x.view(2)', not a list: a list item needs a space after '-'",
+     "write '- y = x.view(2)'"),
+    ("a step's '- ' indented deeper than the one above", ((9, '        - z = w.clone()'),),
+     9, 9, "this '- ' is indented 8 spaces, more than the step's on line 8 (6): YAML reads it as the rest of that "
+             "step's text, not a step",
+     'indent it by 6 spaces, like the step on line 8'),
+    ("a step without its '- ', indented deeper", ((9, '        z = w.clone()'),),
+     9, 9, "this line has no '- ': YAML reads it as the rest of the step on line 8",
+     "start it with '- ', indented 6 spaces like the step on line 8"),
+    ("a step written 'y: ...'", ((8, '      - y: x.view(2)'),),
+     8, 9, "the step 'y: x.view(2)' is a mapping to YAML (': ' makes a key and a value), not a step's text",
+     "write an assignment, 'y = x.view(2)', or put the step in quotes"),
+    ("no space after ':' of the only key of a mapping", ((4, '    given:'), (5, '      x:[1.0, 2.0]'), (6, '')),
+     5, 7, "'given' must be a mapping, got the text 'x:[1.0, 2.0]': a key needs a space after ':'",
+     "write 'x: [1.0, 2.0]'"),
+    ('an input indented as a key of the case', ((6, '    w: [3.0]'),),
+     6, 5, "unknown key 'w' in a case",
+     "an input? indent it under 'given', like the others (allowed keys: id, title, tags, claims, references, device, "
+     'given, steps, expect, frameworks)'),
+]
+
+
+@pytest.mark.parametrize("mistake, edits, line, column, message, hint", YAML_MISTAKES,
+                         ids=[row[0] for row in YAML_MISTAKES])
+def test_a_yaml_mistake_is_said_where_it_is_written(mistake: str, edits: tuple[tuple[int, str], ...], line: int,
+                                                    column: int, message: str, hint: str) -> None:
+    lines = YAML_BASE.splitlines()
+    for number, text in edits:
+        lines[number - 1] = text
+    result = load_text("\n".join(lines) + "\n", "cases/t.yaml", Vocabulary(operations=None))
+    assert [(e.location.file, e.location.line, e.location.column, e.message, e.hint) for _, e in result.errors] == [
+        ("cases/t.yaml", line, column, message, hint)]
+
+
+def test_the_yaml_base_of_the_mistakes_is_valid() -> None:
+    assert load_text(YAML_BASE, "cases/t.yaml", Vocabulary(operations=None)).errors == []

@@ -47,7 +47,7 @@ import yaml
 
 from conformance import codec, ir, kinds, limits, model, source
 from conformance.codec import CodecError
-from conformance.load import expect, fields, inputs, overrides, steplist, steps, yamlsrc
+from conformance.load import expect, fields, inputs, overrides, steplist, steps, yamlerrors, yamlsrc
 from conformance.load import reader as loader
 from conformance.load.reader import LoadResult, Vocabulary, load_bytes, load_file, read_case_file, unreadable
 
@@ -85,8 +85,8 @@ def default_directory() -> Path | None:
 def _code_fingerprint() -> bytes:
     digest = hashlib.sha256()
     # the loader's modules, and every assertion kind's (each parses its own expect entries)
-    loading = (model, ir, source, yamlsrc, steps, fields, inputs, steplist, overrides, expect, loader, limits, codec,
-               sys.modules[__name__])
+    loading = (model, ir, source, yamlsrc, yamlerrors, steps, fields, inputs, steplist, overrides, expect, loader,
+               limits, codec, sys.modules[__name__])
     parsing = sorted({kinds, *(sys.modules[cls.__module__] for kind in kinds.KINDS for cls in type(kind).__mro__
                                if cls.__module__.startswith("conformance.kinds"))}, key=lambda m: m.__name__)
     for module in (*loading, *parsing):

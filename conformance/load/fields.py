@@ -59,6 +59,19 @@ class WrittenAs(CaseFormatError):
         super().__init__(location, message, hint, code)
 
 
+class StepText(CaseFormatError):
+    """A step text that could not be parsed, with where the step is written: the case
+    reader, which has the file's text, checks whether YAML folded the next line into it
+    (a '- ' indented deeper than the step's own, or a line that lost its '- ') and then
+    says so, at that line. Never leaves the reader."""
+
+    def __init__(self, text: str, step: Location, location: Location, message: str, hint: str | None = None,
+                 code: str = "CF000") -> None:
+        self.text = text
+        self.step = step
+        super().__init__(location, message, hint, code)
+
+
 # a plain text that was meant as 'key: value' but lost the space after ':' ('x:[1.0]')
 _KEY_WITHOUT_SPACE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?=[^\s/:])")
 

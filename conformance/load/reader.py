@@ -22,10 +22,10 @@ from typing import Any, Collection, Mapping, cast
 from conformance.kinds.base import ParseContext
 from conformance.load import fields
 from conformance.load.expect import read_expect
-from conformance.load.inputs import read_given
+from conformance.load.inputs import TENSOR_KEYS, read_given
 from conformance.load.overrides import read_claims, read_overrides
 from conformance.load.steplist import StepListReader
-from conformance.load.yamlsrc import MAX_FILE_BYTES, YList, YMap, find_text, parse, too_large
+from conformance.load.yamlsrc import MAX_FILE_BYTES, YList, YMap, find_text, folded_into, parse, too_large
 from conformance.model import Case, Expect
 from conformance.source import CaseFormatError, Location, raise_all, split
 
@@ -177,12 +177,18 @@ def load_text(text: str, file: str, vocabulary: Vocabulary, draft: bool = False)
 
 def _placed(error: CaseFormatError, text: str) -> CaseFormatError:
     """An error about a text value (:class:`fields.WrittenAs`) moved from the key that holds
-    it to where the text is written; any other error as it is."""
+    it to where the text is written; a step that could not be parsed because YAML folded the
+    next line into it (:class:`fields.StepText`) said as such, at that line; any other error
+    as it is."""
     if type(error) is CaseFormatError:
         return error
     where = error.location
     if isinstance(error, fields.WrittenAs):
         where = find_text(text, error.text, error.location) or where
+    elif isinstance(error, fields.StepText):
+        folded = folded_into(text, error.text, error.step)
+        if folded is not None:
+            return folded
     return CaseFormatError(where, error.message, error.hint, error.code)
 
 
@@ -198,7 +204,7 @@ def _top_level(doc: Any, file: str) -> YList:
     if (not isinstance(cases, YList) or not cases) and not (errors and "cases" not in doc):
         errors.append(CaseFormatError(doc.where("cases") if "cases" in doc else doc.location,
                                       "'cases' must be a non-empty list", "add at least one case under 'cases:'"))
-    raise_all(errors)
+    raise_all(sorted(errors, key=_written_at))
     return cast(YList, cases)
 
 
@@ -216,7 +222,13 @@ class _CaseReader:
     def read(self, raw: Any, where: Location) -> Case:
         m = fields.mapping(raw, where, "a case")
         errors: list[CaseFormatError] = []
-        unknown = fields.unknown_keys(m, CASE_KEYS, "a case", errors)
+        found: list[CaseFormatError] = []
+        unknown = fields.unknown_keys(m, CASE_KEYS, "a case", found)
+        # an input that lost its indentation under 'given' ('    w: [3.0]' beside 'given:'):
+        # said so, and its name taken as defined (its uses are not errors of their own)
+        strays = {key for key in unknown if _looks_like_input(m[key])}
+        errors += [CaseFormatError(e.location, e.message, f"an input? indent it under 'given', like the others "
+                                   f"({e.hint})", e.code) if key in strays else e for key, e in zip(unknown, found)]
         for key in REQUIRED_CASE_KEYS:
             if key not in m and not unknown and not (self.draft and key == "expect"):
                 errors.append(CaseFormatError(m.location, f"the case has no {key!r}", f"add '{key}:' to the case"))
@@ -253,6 +265,8 @@ class _CaseReader:
             errors.append(CaseFormatError(m.where("device"), f"unknown device {device!r}", fields.did_you_mean(
                 str(device), DEVICES) or f"use one of {', '.join(DEVICES)}"))
         given, names = read_given(m, errors)
+        if strays and names is not None:
+            names |= strays
         step_reader = StepListReader(errors)
         steps = step_reader.read(m, names)
         flat = [s for step in steps for s in step.flat()]
@@ -286,6 +300,11 @@ class _CaseReader:
             raise CaseFormatError(m.where("id"), f"invalid id {case_id!r}",
                                   "use lowercase dotted words: family.topic.detail, e.g. views.reshape.contiguous")
         return case_id
+
+
+def _looks_like_input(value: Any) -> bool:
+    """A case key's value that reads as an input: a list, or a mapping of an input's keys."""
+    return isinstance(value, YList) or (isinstance(value, YMap) and bool(value) and set(value) <= set(TENSOR_KEYS))
 
 
 def _written_at(error: CaseFormatError) -> tuple[int, int]:

@@ -11,7 +11,7 @@ from conformance.load import fields
 from conformance.load.steps import BLOCKS, names_assigned, parse_step_uses
 from conformance.load.yamlsrc import YList, YMap
 from conformance.model import DEVICE_NAME, DTYPES
-from conformance.source import CaseFormatError, Location, split
+from conformance.source import CaseFormatError, Location
 
 MAX_STEPS = 200
 
@@ -78,8 +78,8 @@ class StepListReader:
                 counter[0] += 1
                 try:
                     step, reads, operations, strings = parse_step_uses(item, counter[0], loc, defined)
-                except CaseFormatError as exc:
-                    self.errors.extend(split(exc))
+                except CaseFormatError as exc:  # (one error: the step's text)
+                    self.errors.append(fields.StepText(item, loc, exc.location, exc.message, exc.hint, exc.code))
                     out.append(self.placeholder(item, counter[0], loc))
                     continue
                 out.append(step)

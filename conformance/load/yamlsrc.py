@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 from yaml.constructor import SafeConstructor
 
+from conformance.load import yamlerrors
 from conformance.source import CaseFormatError, Location
 
 MAX_FILE_BYTES = 1_000_000
@@ -105,6 +106,32 @@ def find_text(text: str, value: str, after: Location) -> Location | None:
     return Location(after.file, line, found - starts[line - 1] + 1)
 
 
+def folded_into(text: str, step: str, at: Location) -> CaseFormatError | None:
+    """The error for a list item (a step at ``at``) whose plain text YAML folded the next
+    line into, or None if it did not: a line starting with '- ' indented deeper than the
+    item's own '-' is read as more of its text, and so is a line that lost its '- '."""
+    lines = _LINE_BREAK.split(text)
+    if not 1 <= at.line <= len(lines):
+        return None
+    first = lines[at.line - 1]
+    dash = first.rfind("-", 0, at.column - 1)
+    rest = first[at.column - 1:]
+    if dash < 0 or first[:dash].strip() or rest[:1] in ("'", '"') or len(step) <= len(rest.split(" #")[0].rstrip()):
+        return None
+    following = next((i for i in range(at.line, len(lines)) if lines[i].strip()), None)
+    if following is None:
+        return None
+    line = lines[following]
+    indent = len(line) - len(line.lstrip(" "))
+    where = Location(at.file, following + 1, indent + 1)
+    if line.lstrip(" ").startswith("- "):
+        return CaseFormatError(where, f"this '- ' is indented {indent} spaces, more than the step's on line {at.line} "
+                                      f"({dash}): YAML reads it as the rest of that step's text, not a step",
+                               f"indent it by {dash} spaces, like the step on line {at.line}")
+    return CaseFormatError(where, f"this line has no '- ': YAML reads it as the rest of the step on line {at.line}",
+                           f"start it with '- ', indented {dash} spaces like the step on line {at.line}")
+
+
 def too_large(file: str) -> CaseFormatError:
     return CaseFormatError(Location(file, 1), f"file is larger than {MAX_FILE_BYTES} bytes",
                            "split the cases over several files")
@@ -123,6 +150,13 @@ def parse(text: str, file: str) -> Any:
         finally:
             parser.dispose()
     except yaml.MarkedYAMLError as exc:
+        try:  # the mistake behind it, where it is written (libyaml's mark is often past it)
+            explained = yamlerrors.explain(text, exc, _EventParser)
+        except Exception:  # noqa: BLE001 - a diagnosis never costs the error itself (test_fuzz calls it alone)
+            explained = None
+        if explained is not None:
+            raise CaseFormatError(Location(file, explained.line, explained.column), explained.message,
+                                  explained.hint) from None
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = exc.problem or exc.context or "invalid YAML"
