@@ -29,11 +29,11 @@ from conformance.adapters.base import Immutability, MutationRefused, refusal
 from conformance.ir import ItemTarget, Op, Step, _step_exprs, _walk
 from conformance.load.reader import Vocabulary, load_file, load_text
 from conformance.model import ERROR_KINDS
-from conformance.run.engine import FAIL, IMMUTABLE, PASS, run
+from conformance.run.engine import FAIL, IMMUTABLE, PASS, REFUSED, run
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
-RAN = ("pass", "known_divergence", "fail")
+RAN = ("pass", "known_divergence", "refused", "fail")
 
 
 def is_mutation(step: Step) -> bool:
@@ -58,7 +58,8 @@ def corpus_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     proc = subprocess.run([sys.executable, "-m", "pytest", "cases", "-p", "no:cacheprovider", "-q",
                            "--frameworks", "numpy,frozen", "--conformance-results", str(results)],
                           cwd=ROOT, env=subprocess_env(site, TESTS), capture_output=True, text=True, timeout=600)
-    # 1: expectations failed on frozen, which is its behaviour; anything else is not
+    # 1: expectations failed on frozen (the shared expectation where NumPy passes under its
+    # own override), which is its behaviour; anything else is not
     assert proc.returncode in (0, 1), proc.stdout[-5000:] + proc.stderr[-5000:]
     data = json.loads(results.read_text())
     vocabulary = Vocabulary(frameworks=[*registry.framework_names(), "frozen"])
@@ -85,7 +86,7 @@ def test_every_corpus_item_gets_a_verdict(corpus_run: dict[str, Any]) -> None:
     assert corpus_run["data"]["environment"]["frameworks"]["frozen"] == {"version": "0.1", "devices": ["cpu"]}
     outcomes = {r["outcome"] for r in frozen.values()}
     assert "error" not in outcomes, [r["case"] for r in frozen.values() if r["outcome"] == "error"]
-    assert outcomes <= {"pass", "fail", "not_applicable", "skipped"}  # frozen has no override anywhere
+    assert outcomes <= {"pass", "refused", "fail", "not_applicable", "skipped"}  # frozen has no override anywhere
     for case_id, record in frozen.items():  # what did not run, did not run on NumPy either, for the same reason
         twin = numpy[case_id]
         if record["outcome"] not in RAN:
@@ -139,14 +140,26 @@ def test_up_to_the_refusal_frozen_behaves_as_numpy(corpus_run: dict[str, Any]) -
                 "at": stop, "kind": IMMUTABLE, "type": "ValueError", "message": record["steps"][stop - 1]["error"]["message"]}  # noqa: E501
 
 
-def test_failures_are_the_frameworks_behaviour(corpus_run: dict[str, Any]) -> None:
-    """Every item that fails on frozen either met the refusal, or fails the shared
-    expectation where NumPy passes only under its own override (frozen has none)."""
+def test_a_refusal_is_the_items_verdict_and_failures_are_the_frameworks_behaviour(
+        corpus_run: dict[str, Any]) -> None:
+    """An item that stops at the refusal, which its case does not expect, is ``refused``,
+    with the step and the framework's exception as its reason; an item that fails on frozen
+    fails the shared expectation where NumPy passes only under its own override (frozen has
+    none), never because of the refusal."""
+    refused = 0
     for case_id, record in corpus_run["frozen"].items():
-        if record["outcome"] != FAIL:
-            continue
-        assert refused_at(record) is not None or corpus_run["numpy"][case_id]["outcome"] == "known_divergence", (
-            case_id, record["reason"])
+        stop = refused_at(record)
+        if record["outcome"] == REFUSED:
+            refused += 1
+            assert stop is not None, case_id
+            assert record["reason"].startswith(f"refused: step {stop} "), record["reason"]
+            assert "ValueError: " in record["reason"] and "read-only" in record["reason"], record["reason"]
+        elif record["outcome"] == FAIL:
+            assert stop is None and corpus_run["numpy"][case_id]["outcome"] == "known_divergence", (
+                case_id, record["reason"])
+        else:
+            assert stop is None or record["outcome"] in ("pass", "known_divergence"), case_id  # expected there
+    assert refused > 100, refused
 
 
 # ---- the engine side, one case at a time
@@ -228,8 +241,10 @@ def test_a_refused_mutation_is_the_steps_error(adapter: Any) -> None:
     name = run(cases["inplace.iadd.name"], adapter)
     if isinstance(adapter, RefusingAdapter):  # op:iadd is Python's fallback: a new array, bound to x
         assert name.verdict == PASS, name.mismatches
-    else:  # NumPy's in-place operator writes, and the frozen array refuses
-        assert name.verdict == FAIL and name.steps[1].error.kind == IMMUTABLE
+    else:  # NumPy's in-place operator writes, the frozen array refuses, and the case does not expect it
+        assert name.verdict == REFUSED and name.steps[1].error.kind == IMMUTABLE
+        assert name.reason == ("refused: step 2 'x += 1.0' (t.yaml:27) raised ValueError: output array is "
+                               "read-only"), name.reason
 
 
 def test_refusing_by_itself_replaces_the_assignments_of_the_table() -> None:

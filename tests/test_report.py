@@ -96,6 +96,59 @@ def test_markdown_report_sections() -> None:
            "**66.7% (2 of 3)**" in text
 
 
+def _with_jax(doc: dict, outcome: str, **kwargs: object) -> dict:
+    """The sample with a fourth framework, jax, on every case."""
+    doc["environment"]["frameworks"]["jax"] = {"version": "0.10.2", "devices": ["cpu"]}
+    for case_id in doc["cases"]:
+        doc["results"].append(record(case_id, "jax", outcome, **kwargs))  # type: ignore[arg-type]
+    return doc
+
+
+def test_a_refusal_is_a_behaviour_of_its_own() -> None:
+    """A refused item (immutable arrays) is a behaviour: its cell says so, it counts in the
+    agreement (it differs from frameworks that make the mutation), and a claim whose cases
+    are all refused on a framework gets that verdict."""
+    doc = _with_jax(sample(), "refused", error=(1, "immutable", "TypeError"),
+                    reason="refused: step 1 'y[0] = 5.0' (c.yaml:3) raised TypeError: JAX arrays are immutable")
+    report = analysis.build(doc)
+    assert report.frameworks[-1] == "jax"
+    rows = {r.case_id: r for r in report.rows}
+    assert rows["views.reshape.agree"].agrees is False  # jax refused what the others did
+    assert rows["views.reshape.agree"].cells["jax"].words == "raises TypeError (immutable) at step 1"
+    assert dict(analysis.outcome_counts(report))["jax"][analysis.OUTCOMES.index("refused")] == 3
+    claims = {c.claim: c for c in report.claims}
+    assert claims["S3-03"].verdicts["jax"] == "refused"
+    text = report_md.render(report)
+    assert "| jax | 0 | 0 | 3 | 0 |" in text
+    assert "⊘ 🟥 raises TypeError (immutable) at step 1" in text
+    assert "⊘ refused: the framework's arrays are immutable" in text
+    assert "o-refused" in report_html.render(report)
+
+
+def test_agreement_by_pair() -> None:
+    """The pairs matrix: for two frameworks, the share of the cases both ran where they
+    behave the same (the same comparison as the agreement, on two)."""
+    doc = _with_jax(sample(), "pass", pairs={("y", "x"): "view"})
+    report = analysis.build(doc)
+    assert analysis.pair_score(report, "torch", "paddle").text() == "66.7% (2 of 3)"
+    assert analysis.pair_score(report, "paddle", "torch").text() == "66.7% (2 of 3)"
+    # numpy is not applicable on copies.clone.broken: two cases in common
+    assert analysis.pair_score(report, "numpy", "jax").text() == "100.0% (2 of 2)"
+    assert analysis.pair_score(report, "torch", "jax").short() == "67% of 3"
+    text = report_md.render(report)
+    assert "| | torch | paddle | numpy | jax |" in text
+    assert "| torch |  | 67% of 3 | 100% of 2 | 67% of 3 |" in text
+    page = report_html.render(report)
+    assert "id='pairs-table'" in page and "<td class='num'>67% of 3</td>" in page
+
+
+def test_no_pairs_matrix_for_two_frameworks() -> None:
+    doc = sample()
+    doc["results"] = [r for r in doc["results"] if r["framework"] != "numpy"]
+    del doc["environment"]["frameworks"]["numpy"]
+    assert "Agreement by pair" not in report_md.render(analysis.build(doc))
+
+
 def test_markdown_escapes_table_syntax() -> None:
     doc = sample()
     doc["cases"]["views.reshape.agree"]["title"] = "a | b <script>"

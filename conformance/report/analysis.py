@@ -13,18 +13,20 @@ from typing import Any
 
 from conformance import kinds, registry
 from conformance.kinds.relations import CLASS_WORDS, COPY, DISJOINT_VIEW, DISTINCT_OBJECT, SAME_OBJECT, VIEW
-from conformance.outcomes import ERROR, FAIL, KNOWN_DIVERGENCE, NOT_APPLICABLE, OUTCOMES, PASS, SKIPPED
+from conformance.outcomes import ERROR, FAIL, KNOWN_DIVERGENCE, NOT_APPLICABLE, OUTCOMES, PASS, REFUSED, SKIPPED
 
-RAN = (PASS, KNOWN_DIVERGENCE, FAIL)  # outcomes with an observed behaviour
+# outcomes with an observed behaviour (a refusal is one: the mutation raised, at its step)
+RAN = (PASS, KNOWN_DIVERGENCE, REFUSED, FAIL)
 VERIFIED = (PASS, KNOWN_DIVERGENCE)  # ... that the case's expectations confirmed
 # The split of the Paddle design note (seed 004): view / inplace / normal. Its "inplace" is
 # "the same variable": the result is the input object (which also covers ops that return
 # their input unchanged, like contiguous() of a contiguous tensor).
 OPERATION_KIND = {SAME_OBJECT: "same object", VIEW: "view", DISJOINT_VIEW: "view", COPY: "copy",
                   DISTINCT_OBJECT: "new object"}
-OUTCOME_WORDS = {PASS: "pass", KNOWN_DIVERGENCE: "known divergence", FAIL: "FAIL", ERROR: "ERROR",
+OUTCOME_WORDS = {PASS: "pass", KNOWN_DIVERGENCE: "known divergence", REFUSED: "refused (immutable)",
+                 FAIL: "FAIL", ERROR: "ERROR",
                  NOT_APPLICABLE: "not applicable", SKIPPED: "skipped"}
-CLAIM_VERDICTS = ("holds", "does not hold", "unsettled", "related only", "not applicable", "not run")
+CLAIM_VERDICTS = ("holds", "does not hold", "unsettled", "related only", "refused", "not applicable", "not run")
 
 
 @dataclass
@@ -72,6 +74,11 @@ class Score:
             return "n/a (no case ran on two frameworks)"
         return f"{p:.1f}% ({self.agreeing} of {self.comparable})"
 
+    def short(self) -> str:
+        """For a cell of the pairs matrix: "87% of 250", "—" when no case ran on both."""
+        p = self.percent
+        return "—" if p is None else f"{p:.0f}% of {self.comparable}"
+
 
 @dataclass
 class OperationRow:
@@ -101,6 +108,9 @@ class Report:
     claims: list[ClaimRow]
     counts: dict[str, Counter]  # framework -> outcome -> n
     total_results: int
+    # (a, b), a before b in the columns' order -> the cases both ran and how many of them they
+    # behave the same in (the matrix of which two frameworks agree most)
+    pairs: dict[tuple[str, str], Score] = field(default_factory=dict)
 
     @property
     def divergences(self) -> list[Row]:
@@ -121,7 +131,14 @@ def build(results: dict[str, Any]) -> Report:
         by_case[record["case"]][fw] = record
         counts.setdefault(fw, Counter())[record["outcome"]] += 1
     rows = []
+    pairs = {(a, b): Score() for i, a in enumerate(frameworks) for b in frameworks[i + 1:]}
     for case_id, records in by_case.items():
+        for (a, b), score in pairs.items():
+            if a in records and b in records:
+                agrees = _agrees({a: records[a], b: records[b]})
+                if agrees is not None:
+                    score.comparable += 1
+                    score.agreeing += agrees
         info = cases[case_id]
         cells = {fw: _cell(fw, rec) for fw, rec in records.items()}
         rows.append(Row(case_id, info, cells, _agrees(records), _why(info, cells)))
@@ -139,8 +156,13 @@ def build(results: dict[str, Any]) -> Report:
         environment=results["environment"], frameworks=frameworks, rows=rows, invalid=invalid,
         families=dict(sorted(families.items())), overall=overall,
         operations=_operations(rows, frameworks), claims=_claims(results.get("claims", {}), rows, frameworks),
-        counts=counts, total_results=len(results["results"]),
+        counts=counts, total_results=len(results["results"]), pairs=pairs,
     )
+
+
+def pair_score(report: Report, a: str, b: str) -> Score:
+    """The agreement of two frameworks, whichever order they are named in."""
+    return report.pairs.get((a, b)) or report.pairs.get((b, a)) or Score()
 
 
 def framework_title(report: Report, fw: str) -> str:
@@ -293,6 +315,8 @@ def _verdict(stances: dict[str, list[str]]) -> str:
         return "holds"
     if stances.get("related"):
         return "related only"
+    if stances.get(REFUSED):  # every case behind it makes a mutation the framework refuses
+        return "refused"
     if stances.get("not_applicable"):
         return "not applicable"
     return "not run"

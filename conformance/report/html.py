@@ -18,6 +18,7 @@ from conformance.report.analysis import (
     framework_title,
     operation_label,
     outcome_counts,
+    pair_score,
     python_version,
 )
 from conformance.report.results import OUTCOMES, RESULTS_FORMAT_VERSION
@@ -34,6 +35,7 @@ td.num{text-align:right}
 .k-not_applicable,.k-skipped{background:#fff;color:#777}
 .o-fail,.o-error{outline:3px solid #c62828;outline-offset:-3px}
 .o-known_divergence::before{content:"\\25C6 ";color:#8a5a00}
+.o-refused::before{content:"\\2298 ";color:#555}
 .why{font-size:12px;color:#444}.file{font-size:12px;color:#555}
 .v-holds{background:#dcf3df}.v-does-not-hold{background:#fbdcdc}.v-unsettled{background:#fff1c2}
 #filters{position:sticky;top:0;background:#fff;padding:.5rem 0;border-bottom:1px solid #ccc;z-index:2}
@@ -106,6 +108,7 @@ def _header(report: Report) -> list[str]:
         "<p class='legend'>" + "".join(f"<span class='k-{k}'>{escape(v)}</span>" for k, v in CLASS_WORDS.items()
                                        if k != "disjoint_view")
         + "<span class='k-error'>raises an error</span><span class='o-known_divergence'>known divergence</span>"
+          "<span class='o-refused'>mutation refused (immutable arrays)</span>"
           "<span class='o-fail'>expectation did not hold</span></p>",
     ]
 
@@ -135,12 +138,27 @@ def _summary(report: Report) -> list[str]:
     out += [f"<tr><td><a href='#family-{escape(family)}'>{escape(family)}</a></td><td class='num'>{score.cases}</td>"
             f"<td class='num'>{escape(score.text())}</td></tr>" for family, score in report.families.items()]
     out.append("</table>")
+    out += _pairs(report)
     if report.invalid:
         out.append(f"<p><b>{len(report.invalid)} invalid case file(s) or case(s)</b> could not be run:</p><ul>")
         out += [f"<li><code>{escape(str(rec.get('nodeid', rec.get('case'))))}</code>: "
                 f"<pre>{escape(str(rec.get('reason', '')))}</pre></li>" for rec in report.invalid]
         out.append("</ul>")
     return out
+
+
+def _pairs(report: Report) -> list[str]:
+    """Which two frameworks agree most (markdown.py's _pairs, as a table)."""
+    fws = report.frameworks
+    if len(fws) < 3:
+        return []
+    out = ["<p><b>Agreement by pair</b> (of the cases both frameworks ran, the share where they behave the same):</p>",
+           "<table id='pairs-table'><tr><th></th>" + "".join(_fw_th(fw) for fw in fws) + "</tr>"]
+    for a in fws:
+        out.append(f"<tr><th>{escape(a)}</th>" + "".join(
+            "<td></td>" if a == b else f"<td class='num'>{escape(pair_score(report, a, b).short())}</td>"
+            for b in fws) + "</tr>")
+    return out + ["</table>"]
 
 
 def _divergences(report: Report, link_root: str) -> list[str]:

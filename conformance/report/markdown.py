@@ -20,6 +20,7 @@ from conformance.report.analysis import (
     framework_title,
     operation_label,
     outcome_counts,
+    pair_score,
     python_version,
 )
 from conformance.report.results import OUTCOMES, RESULTS_FORMAT_VERSION
@@ -27,7 +28,7 @@ from conformance.report.results import OUTCOMES, RESULTS_FORMAT_VERSION
 # Colour on a code host: one square per aliasing class (and for errors and unrun items).
 MARKS = {"same_object": "🟪", "view": "🟦", "disjoint_view": "🟦", "copy": "🟩", "distinct_object": "⬜",
          "error": "🟥", "none": "⬜", "not_applicable": "▫️", "skipped": "▫️"}
-OUTCOME_MARKS = {"fail": "❌ ", "error": "❌ ", "known_divergence": "◆ "}
+OUTCOME_MARKS = {"fail": "❌ ", "error": "❌ ", "known_divergence": "◆ ", "refused": "⊘ "}
 VERDICT_MARKS = {"holds": "✅ holds", "does not hold": "❌ does not hold", "unsettled": "⚠️ unsettled"}
 
 
@@ -48,7 +49,8 @@ def _header(report: Report) -> list[str]:
         "`conformance report`; do not edit by hand.\n",
         "Legend: " + ", ".join(f"{MARKS[k]} {v}" for k, v in CLASS_WORDS.items() if k != "disjoint_view")
         + f", {MARKS['error']} raises an error. ◆ known divergence (passes under a per-framework expectation, "
-          "with a reason); ❌ the case's expectation did not hold.\n",
+          "with a reason); ⊘ refused: the framework's arrays are immutable, and the mutation the case makes "
+          "raised; ❌ the case's expectation did not hold.\n",
         "Contents: [Summary](#summary) · [Divergences](#divergences) · [Claims](#claims) · "
         "[Operations](#operation-classification) · [Matrix](#matrix) · [Environment](#environment)\n",
     ]
@@ -67,12 +69,28 @@ def _summary(report: Report) -> list[str]:
             "|---|---:|---:|"]
     out += [f"| {_family_link(family)} | {score.cases} | {score.text()} |" for family, score in report.families.items()]
     out.append("")
+    out += _pairs(report)
     if report.invalid:
         out.append(f"**{len(report.invalid)} invalid case file(s) or case(s)** could not be run:\n")
         out += [f"- {markdown_code(str(rec.get('nodeid', rec.get('case'))), in_table=False)}: "
                 f"{_cell_text(rec.get('reason', ''))}" for rec in report.invalid]
         out.append("")
     return out
+
+
+def _pairs(report: Report) -> list[str]:
+    """Which two frameworks agree most: for each pair, the share of the cases both ran in
+    which they behave the same (the same comparison as the agreement above, on two)."""
+    fws = report.frameworks
+    if len(fws) < 3:
+        return []
+    out = ["**Agreement by pair** (of the cases both frameworks ran, the share where they behave the same):\n",
+           "| | " + " | ".join(_escape(fw) for fw in fws) + " |",
+           "|---|" + "---:|" * len(fws)]
+    for a in fws:
+        out.append(f"| {_escape(a)} | " + " | ".join("" if a == b else pair_score(report, a, b).short() for b in fws)
+                   + " |")
+    return out + [""]
 
 
 def _divergences(report: Report, link_root: str) -> list[str]:

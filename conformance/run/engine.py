@@ -31,7 +31,7 @@ from conformance.ir import (
 from conformance.kinds.base import plain
 from conformance.limits import LimitExceeded
 from conformance.model import Case, Expect, Location, ResultKey
-from conformance.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED
+from conformance.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, REFUSED, SKIPPED
 from conformance.run.memory import Bounds, ProbeFailed, Unwritten
 from conformance.run.probes import Probes
 
@@ -131,6 +131,10 @@ def run(case: Case, adapter: Any) -> Outcome:
             return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {exc}")
         except _Refused as exc:
             return Outcome(case.id, fw, ERROR, str(exc), steps=runner.records)
+        refused = _unexpected_refusal(runner.failed, expect)
+        if refused is not None:
+            return Outcome(case.id, fw, REFUSED, refused, steps=runner.records,
+                           override_reason=override.reason if override else None)
         outcome = Outcome(case.id, fw, PASS, steps=runner.records,
                           override_reason=override.reason if override else None)
         _Checker(runner, expect, outcome).check()
@@ -138,6 +142,21 @@ def run(case: Case, adapter: Any) -> Outcome:
         outcome.verdict = FAIL
         outcome.reason = outcome.mismatches[0].what
     return outcome
+
+
+def _unexpected_refusal(failed: StepRecord | None, expect: Expect) -> str | None:
+    """The reason of a ``refused`` outcome when the run stopped at a mutation the framework
+    refused (error kind ``immutable``) and the expectation does not say that this step is
+    refused so: the case asks about a mutation this framework cannot make, and the refusal
+    is what it does (conformance.outcomes.REFUSED)."""
+    if failed is None or failed.error is None or failed.error.kind != IMMUTABLE:
+        return None
+    expected = expect.checks.get("error")
+    if expected is not None and expected.at == failed.number and expected.kind == IMMUTABLE:
+        return None  # expected: the error kind checks it as any other
+    error = failed.error
+    return (f"refused: step {failed.number} {failed.text!r} ({failed.location}) raised {error.type}: "
+            f"{_bounded(error.message, 300)}")
 
 
 class _Runner:
