@@ -2,15 +2,19 @@
 never the run.
 
 The pytest process (or each xdist worker) imports no framework. It starts one child
-``python -m conformance.run.sandbox`` on first use; the child imports each framework when a
-case first needs it and runs ``engine.run(case, adapter)`` for every item it is sent, over
-a socket pair. Messages are plain data (:mod:`conformance.codec`, never pickle): the child
+``python -m conformance.run.sandbox`` per framework on the first item of that framework; the
+child imports the framework (and any other a case of its hands a tensor to) and runs
+``engine.run(case, adapter)`` for every item it is sent, over a socket pair. Messages are plain data (:mod:`conformance.codec`, never pickle): the child
 builds only the model's classes from what the parent sends (the ``Case``), and the parent
 only the engine's outcome classes from what the child sends (the ``Outcome``, whose
 observations the engine already reduced to plain data). The child runs code a case drives
-into a framework, so the parent trusts nothing it says beyond those classes. One child for
-all frameworks, not one per framework: interop cases import the other frameworks anyway,
-and importing torch and Paddle once per process is most of a run's cost.
+into a framework, so the parent trusts nothing it says beyond those classes.
+
+One child per framework, as users run them: some frameworks cannot be imported into one
+process in every order (MindSpore 2.10 fails to import after Paddle 3.3: Paddle's bundled
+oneDNN shadows MindSpore's, "undefined symbol: dnnl_threadpool_interop_stream_create"), each
+child's memory cap is for one framework, and a crash of one framework's process does not
+cost the others their imports. Each framework is still imported once per pytest process.
 
 When the child dies (segfault, abort, out-of-memory kill) the item it was running gets an
 ``error`` naming the signal and the last lines the child wrote (faulthandler prints the
@@ -24,7 +28,7 @@ aborts whatever runs next. So an item whose child crashed after running others i
 again alone in a fresh child: if it crashes again the crash is its own; if not, its outcome
 is what it did, and the items that ran before it in the dead child are tried, most recent
 first, each followed by the crashed item in a fresh child, to name the one that left the
-process in a bad state (:attr:`Sandbox.last_crash`).
+process in a bad state (:attr:`FrameworkProcess.last_crash`).
 
 The child's memory is capped (``RLIMIT_DATA``, :data:`MEMORY_LIMIT_MB`): an allocation past
 it fails in the framework (MemoryError), which the engine turns into the item's error,
@@ -128,8 +132,55 @@ def signal_description(returncode: int) -> str:
 
 
 class Sandbox:
-    """The child process of one pytest process, started on first use and again after it
-    is lost."""
+    """The child processes of one pytest process: one per framework (the module's
+    docstring), each started on the first item of its framework and again after it is
+    lost."""
+
+    def __init__(self, timeout: float | None = DEFAULT_TIMEOUT_S,
+                 startup_timeout: float = STARTUP_TIMEOUT_S) -> None:
+        self.timeout = timeout
+        self.startup_timeout = startup_timeout
+        self._children: dict[str, FrameworkProcess] = {}
+        self._last: FrameworkProcess | None = None  # the child of the last item run
+        # set by run(): the item's child crashed and the crash came from an earlier item
+        self.last_crash: CrashNote | None = None
+
+    def run(self, case: Case, framework: str) -> Any:
+        """The case's Outcome on the framework, from that framework's child
+        (:meth:`FrameworkProcess.run`)."""
+        child = self._children.get(framework)
+        if child is None:
+            child = self._children[framework] = FrameworkProcess(self.timeout, self.startup_timeout)
+        self._last = child
+        try:
+            return child.run(case, framework)
+        finally:
+            self.last_crash = child.last_crash
+
+    def new_output(self) -> str:
+        """What the child of the last item wrote since the last call."""
+        return self._last.new_output() if self._last is not None else ""
+
+    @property
+    def environments(self) -> dict[str, dict[str, Any]]:
+        """framework -> {"version", "devices"}, as its child found them."""
+        found: dict[str, dict[str, Any]] = {}
+        for child in self._children.values():
+            found.update(child.environments)
+        return found
+
+    @property
+    def starts(self) -> int:
+        return sum(child.starts for child in self._children.values())
+
+    def close(self) -> None:
+        for child in self._children.values():
+            child.close()
+
+
+class FrameworkProcess:
+    """One child process, which runs the items of one framework: started on first use and
+    again after it is lost."""
 
     def __init__(self, timeout: float | None = DEFAULT_TIMEOUT_S,
                  startup_timeout: float = STARTUP_TIMEOUT_S) -> None:
