@@ -385,6 +385,9 @@ class Adapter(ArrayProbes):
     device_kinds: ClassVar[tuple[str, ...]] = ("cpu",)
     dlpack_export: ClassVar[bool] = False
     dlpack_import: ClassVar[bool] = False
+    # True: its items run in a sandbox child of their own, not the one the frameworks share:
+    # it cannot be imported into a process in every order (conformance.run.sandbox)
+    own_process: ClassVar[bool] = False
     # None: the framework's arrays can be changed. A framework whose arrays are immutable
     # declares here, once, how it refuses a mutation (Immutability); the engine records the
     # refusal as the step's error of kind "immutable"

@@ -252,6 +252,30 @@ def test_outcomes_from_the_child_equal_those_in_process() -> None:
     assert sandbox.environments["numpy"]["devices"] == ["cpu"]
 
 
+def test_a_framework_that_declares_its_own_process_gets_a_child_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Frameworks share one child, except one whose adapter declares ``own_process`` (MindSpore:
+    it cannot be imported after Paddle), whose items run in a second child."""
+    from conformance.adapters.numpy_adapter import NumpyAdapter
+
+    case = load_text(NUMPY_CASES, "sandbox.yaml", registry.vocabulary()).cases[0]
+    shared = Sandbox(timeout=60)
+    try:
+        shared.run(case, "numpy")
+        shared.run(case, "numpy")
+        assert shared.starts == 1 and set(shared._children) == {""}  # the shared child
+    finally:
+        shared.close()
+    monkeypatch.setattr(NumpyAdapter, "own_process", True)
+    apart = Sandbox(timeout=60)
+    try:
+        assert apart.run(case, "numpy") == run(case, registry.get_adapter("numpy"))
+        apart.run(case, "numpy")
+        assert apart.starts == 1 and set(apart._children) == {"numpy"}
+        assert apart.environments["numpy"]["devices"] == ["cpu"]
+    finally:
+        apart.close()
+
+
 @pytest.mark.parametrize("code, text", [(-11, "signal SIGSEGV (Segmentation fault)"), (-6, "signal SIGABRT (Aborted)"),
                                         (-9, "signal SIGKILL (Killed)"), (3, "exit status 3"), (-200, "signal 200")])
 def test_signal_description(code: int, text: str) -> None:

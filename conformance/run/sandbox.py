@@ -2,19 +2,20 @@
 never the run.
 
 The pytest process (or each xdist worker) imports no framework. It starts one child
-``python -m conformance.run.sandbox`` per framework on the first item of that framework; the
-child imports the framework (and any other a case of its hands a tensor to) and runs
-``engine.run(case, adapter)`` for every item it is sent, over a socket pair. Messages are plain data (:mod:`conformance.codec`, never pickle): the child
+``python -m conformance.run.sandbox`` on first use; the child imports each framework when a
+case first needs it and runs ``engine.run(case, adapter)`` for every item it is sent, over
+a socket pair. Messages are plain data (:mod:`conformance.codec`, never pickle): the child
 builds only the model's classes from what the parent sends (the ``Case``), and the parent
 only the engine's outcome classes from what the child sends (the ``Outcome``, whose
 observations the engine already reduced to plain data). The child runs code a case drives
 into a framework, so the parent trusts nothing it says beyond those classes.
 
-One child per framework, as users run them: some frameworks cannot be imported into one
-process in every order (MindSpore 2.10 fails to import after Paddle 3.3: Paddle's bundled
-oneDNN shadows MindSpore's, "undefined symbol: dnnl_threadpool_interop_stream_create"), each
-child's memory cap is for one framework, and a crash of one framework's process does not
-cost the others their imports. Each framework is still imported once per pytest process.
+One child for all frameworks, not one per framework: interop cases import the other
+frameworks anyway, and importing each framework once per process is most of a run's cost
+(docs/reliability.md). A framework whose adapter declares ``own_process`` runs in a child
+of its own instead: one that cannot share a process with the others in every import order
+(MindSpore 2.10 fails to import after Paddle 3.3, whose bundled oneDNN shadows MindSpore's:
+"undefined symbol: dnnl_threadpool_interop_stream_create").
 
 When the child dies (segfault, abort, out-of-memory kill) the item it was running gets an
 ``error`` naming the signal and the last lines the child wrote (faulthandler prints the
@@ -56,7 +57,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-from conformance import codec, kinds
+from conformance import codec, kinds, registry
 from conformance.model import CASE_TYPES, Case
 from conformance.run.engine import OUTCOME_TYPES
 
@@ -132,9 +133,9 @@ def signal_description(returncode: int) -> str:
 
 
 class Sandbox:
-    """The child processes of one pytest process: one per framework (the module's
-    docstring), each started on the first item of its framework and again after it is
-    lost."""
+    """The child processes of one pytest process: the one all frameworks share, and one for
+    each framework whose adapter declares ``own_process`` (the module's docstring), each
+    started on the first item it runs and again after it is lost."""
 
     def __init__(self, timeout: float | None = DEFAULT_TIMEOUT_S,
                  startup_timeout: float = STARTUP_TIMEOUT_S) -> None:
@@ -148,9 +149,10 @@ class Sandbox:
     def run(self, case: Case, framework: str) -> Any:
         """The case's Outcome on the framework, from that framework's child
         (:meth:`FrameworkProcess.run`)."""
-        child = self._children.get(framework)
+        place = framework if _own_process(framework) else ""
+        child = self._children.get(place)
         if child is None:
-            child = self._children[framework] = FrameworkProcess(self.timeout, self.startup_timeout)
+            child = self._children[place] = FrameworkProcess(self.timeout, self.startup_timeout)
         self._last = child
         try:
             return child.run(case, framework)
@@ -176,6 +178,10 @@ class Sandbox:
     def close(self) -> None:
         for child in self._children.values():
             child.close()
+
+
+def _own_process(framework: str) -> bool:
+    return bool(getattr(registry.adapter_class(framework), "own_process", False))
 
 
 class FrameworkProcess:
