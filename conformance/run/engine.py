@@ -133,8 +133,7 @@ def run(case: Case, adapter: Any) -> Outcome:
             return Outcome(case.id, fw, ERROR, str(exc), steps=runner.records)
         refused = _unexpected_refusal(runner.failed, expect)
         if refused is not None:
-            return Outcome(case.id, fw, REFUSED, refused, steps=runner.records,
-                           override_reason=override.reason if override else None)
+            return Outcome(case.id, fw, REFUSED, refused, steps=runner.records)
         outcome = Outcome(case.id, fw, PASS, steps=runner.records,
                           override_reason=override.reason if override else None)
         _Checker(runner, expect, outcome).check()

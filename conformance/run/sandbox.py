@@ -147,7 +147,7 @@ class Sandbox:
         self.last_crash: CrashNote | None = None
 
     def run(self, case: Case, framework: str) -> Any:
-        """The case's Outcome on the framework, from that framework's child
+        """The case's Outcome on the framework, from the shared child or the framework's own
         (:meth:`FrameworkProcess.run`)."""
         place = framework if _own_process(framework) else ""
         child = self._children.get(place)
