@@ -17,6 +17,7 @@ import importlib.util
 import math
 import operator
 import re
+import sys
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterator, Mapping
@@ -375,7 +376,8 @@ class Adapter(ArrayProbes):
     # sets none) by name
     report_rank: ClassVar[int] = 1000
     # capabilities, declared here and read by the registry (conformance.registry.Framework):
-    # whether the framework has autograd; the case devices it can run on at all (whether
+    # whether the framework has autograd on its tensors (backward(), .grad, requires_grad: a
+    # functional one, jax.grad or tf.GradientTape, is not that); the case devices it can run on at all (whether
     # this installation can is device_unavailable()'s business); DLPack: whether its tensors
     # can be handed to another framework's from_dlpack (export; the registry then puts
     # fn:<other>_from_dlpack in this table), and whether its table's fn:from_dlpack takes
@@ -388,6 +390,10 @@ class Adapter(ArrayProbes):
     # True: its items run in a sandbox child of their own, not the one the frameworks share:
     # it cannot be imported into a process in every order (conformance.run.sandbox)
     own_process: ClassVar[bool] = False
+    # frameworks imported (where installed) before this one, in one process: another
+    # framework that crashes a process importing it after this one (TensorFlow: Paddle);
+    # setup() imports them first, so that the order never depends on which items ran before
+    imports_first: ClassVar[tuple[str, ...]] = ()
     # None: the framework's arrays can be changed. A framework whose arrays are immutable
     # declares here, once, how it refuses a mutation (Immutability); the engine records the
     # refusal as the step's error of kind "immutable"
@@ -423,8 +429,11 @@ class Adapter(ArrayProbes):
         return None
 
     def setup(self) -> None:
-        """Import the framework (once)."""
+        """Import the framework (once), after its :attr:`imports_first`."""
         if not self._ready:
+            for module in self.imports_first:
+                if module not in sys.modules and importlib.util.find_spec(module) is not None:
+                    importlib.import_module(module)
             self.load()
             self._ready = True
 
@@ -632,7 +641,9 @@ PYTHON_ERRORS: Mapping[str, tuple[str, ...]] = {
 }
 
 NUMPY_ERRORS: Mapping[str, tuple[str, ...]] = {
-    "read_only": (r"read-only", r"not writeable", r"non-writable"),
+    # (NumPy refusing to export a read-only array through a DLPack 0.x capsule, which has no
+    # read-only flag: what jnp.from_dlpack and TensorFlow's from_dlpack ask for)
+    "read_only": (r"read-only", r"not writeable", r"non-writable", r"Cannot export readonly array"),
     "dtype_cast": (r"Cannot cast ufunc .* output", r"can't be cast", r"casting rule"),
     "shape_mismatch": (r"cannot reshape", r"could not be broadcast", r"operands could not",
                        r"could not broadcast input array from shape",

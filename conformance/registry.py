@@ -30,6 +30,10 @@ BUILTIN = {
     "numpy": "conformance.adapters.numpy_adapter:NumpyAdapter",
     "torch": "conformance.adapters.torch_adapter:TorchAdapter",
     "paddle": "conformance.adapters.paddle_adapter:PaddleAdapter",
+    "jax": "conformance.adapters.jax_adapter:JaxAdapter",
+    "tensorflow": "conformance.adapters.tensorflow_adapter:TensorflowAdapter",
+    "mindspore": "conformance.adapters.mindspore_adapter:MindsporeAdapter",
+    "array_api_strict": "conformance.adapters.array_api_strict_adapter:ArrayApiStrictAdapter",
 }
 ENTRY_POINT_GROUP = "conformance.adapters"
 CASE_SCHEMA_FILE = Path(__file__).resolve().parent / "data" / "case.schema.json"
@@ -120,7 +124,9 @@ def _into(name: str, module: str) -> Callable[[Any], Any]:
         from conformance.adapters.base import NotApplicable
 
         _require(module)
-        into = get_adapter(name).ops.get("fn:from_dlpack")
+        adapter = get_adapter(name)
+        adapter.setup()  # the framework's import, after what it declares must come first (imports_first)
+        into = adapter.ops.get("fn:from_dlpack")
         if into is None:
             raise NotApplicable(f"{name} declares DLPack import but has no fn:from_dlpack")
         return into(obj)

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import importlib
+import importlib.abc
+import importlib.util
 import os
 import sys
 import tempfile
@@ -12,6 +15,27 @@ import numpy  # noqa: F401
 
 # the fake adapter lives beside the tests
 sys.path.insert(0, str(Path(__file__).parent))
+
+
+class _FrameworkImportOrder(importlib.abc.MetaPathFinder):
+    """Several tests import frameworks into this process (the adapters' own tests, the
+    spellings, the exception types), in whatever order pytest runs them, and two orders break
+    a process: MindSpore 2.10 cannot be imported after Paddle 3.3.1 (ImportError: undefined
+    symbol dnnl_threadpool_interop_stream_create), and Paddle's import after TensorFlow 2.21's
+    crashes it (SIGSEGV). A run of cases keeps them apart (MindSpore's own sandbox child,
+    TensorFlow's ``imports_first``); here, before either is imported, what must come first is
+    imported first. Finds nothing itself."""
+
+    FIRST = {"paddle": ("mindspore",), "tensorflow": ("mindspore", "paddle")}
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        for first in self.FIRST.get(name, ()):
+            if first not in sys.modules and importlib.util.find_spec(first) is not None:
+                importlib.import_module(first)
+        return None
+
+
+sys.meta_path.insert(0, _FrameworkImportOrder())
 
 pytest_plugins = ["pytester"]
 

@@ -102,7 +102,8 @@ class Tree:
 def make_tree(root: Path, elsewhere: Path) -> Tree:
     (root / "cases" / "views").mkdir(parents=True, exist_ok=True)
     (root / "cases" / "views" / "good.yaml").write_text(GOOD)
-    (root / "pytest.ini").write_text("[pytest]\nconformance_paths = cases\n")
+    (root / "pytest.ini").write_text("[pytest]\nconformance_paths = cases\n"
+                                     "conformance_frameworks = numpy, torch, paddle\n")
     sentinels, outside = elsewhere / "sentinels", elsewhere / "outside"
     sentinels.mkdir(parents=True)
     outside.mkdir()

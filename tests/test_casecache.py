@@ -475,7 +475,7 @@ def test_open_directory_gives_the_absolute_folder_and_its_key(tmp_path: Path, ou
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
     """A checkout (it has a .git) with one case file."""
-    pytester.makeini("[pytest]\nconformance_paths = cases\n")
+    pytester.makeini("[pytest]\nconformance_paths = cases\nconformance_frameworks = numpy, torch, paddle\n")
     (pytester.path / ".git").mkdir()
     (pytester.path / "cases" / "views").mkdir(parents=True)
     (pytester.path / "cases" / "views" / "good.yaml").write_text(GOOD)

@@ -1232,7 +1232,7 @@ def _case_like(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict]:
             "given": st.dictionaries(tensor_names, inner, max_size=3),
             "expect": st.dictionaries(st.sampled_from(kinds.names()),
                                       inner, max_size=3),
-            "frameworks": st.dictionaries(st.sampled_from(list(VOCAB.frameworks) + ["jax"]), inner, max_size=2),
+            "frameworks": st.dictionaries(st.sampled_from(list(VOCAB.frameworks) + ["mxnet"]), inner, max_size=2),
             "tags": inner, "claims": inner, "references": inner, "device": inner,
             "bogus": inner,
         },

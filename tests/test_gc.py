@@ -47,7 +47,7 @@ def test_another_project_keeps_its_gc(pytester: pytest.Pytester) -> None:
 
 
 def test_a_session_that_collects_cases_freezes_what_it_collected(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nconformance_paths = cases\n")
+    pytester.makeini("[pytest]\nconformance_paths = cases\nconformance_frameworks = numpy, torch, paddle\n")
     (pytester.path / "cases").mkdir()
     (pytester.path / "cases" / "good.yaml").write_text(GOOD)
     pytester.makeconftest(PROBE)

@@ -224,7 +224,7 @@ def test_lint_cli_in_a_subprocess(tmp_path: Path) -> None:
 def test_pytest_run_fails_one_load_item_per_fixture(pytester: pytest.Pytester) -> None:
     sentinel = pytester.path / "sentinel"
     write_all(pytester.path / "cases" / "hostile", sentinel)
-    pytester.makeini("[pytest]\nconformance_paths = cases\n")
+    pytester.makeini("[pytest]\nconformance_paths = cases\nconformance_frameworks = numpy, torch, paddle\n")
     result = pytester.runpytest("-rf", "-p", "no:cacheprovider")
     # refused cases are failing items, not collection errors that would stop the run
     result.assert_outcomes(failed=len(FIXTURES))

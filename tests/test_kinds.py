@@ -126,8 +126,8 @@ PARSE_ERRORS = [
      "'match' is not a valid regular expression: missing ), unterminated subpattern at position "
      "0",
      "escape special characters such as ( ) [ ] . with a backslash"),
-    ('error', '{at: 1, kind: other, jax: {}}', 35, 'CF000',
-     "unknown key 'jax' in 'error'",
+    ('error', '{at: 1, kind: other, mxnet: {}}', 35, 'CF000',
+     "unknown key 'mxnet' in 'error'",
      "allowed keys: at, kind, numpy, torch, paddle"),
     ('error', "{at: 'y = x.clone()', kind: [other]}", 36, 'CF000',
      "unknown error kind ['other']",

@@ -237,6 +237,10 @@ def test_override_needs_a_reason() -> None:
 def test_override_of_unknown_framework() -> None:
     msg = only_error(case_with(extra="    frameworks:\n      pytorch: {reason: r, expect: {}}\n"))
     assert "unknown framework 'pytorch'" in msg and "did you mean 'torch'?" in msg
+    # the known frameworks are the registry's, all of them
+    assert "the frameworks are numpy, torch, paddle, jax, tensorflow, mindspore, array_api_strict" in msg
+    far = only_error(case_with(extra="    frameworks:\n      mxnet: {reason: r, expect: {}}\n"))
+    assert "did you mean" not in far and "the frameworks are numpy, torch, paddle, jax" in far
 
 
 def test_error_at_unknown_step() -> None:
@@ -462,7 +466,7 @@ cases:
       shape: {z: [-1]}
       error: {at: 9, kind: othr}
     frameworks:
-      jax: {reason: r}
+      mxnet: {reason: r}
       paddle: {expect: {values: {y: [1.0]}}, claims: {S3-03: does_not_hold}}
 """
 
@@ -487,7 +491,7 @@ def test_every_mistake_of_a_case_is_reported_in_writing_order() -> None:
         (18, 15, "CF000", "'shape': 'shape' must be a list of non-negative integers"),
         (19, 15, "CF000", "'error.at': there is no step 9 (the case has 3)"),
         (19, 22, "CF000", "unknown error kind 'othr'"),
-        (21, 7, "CF005", "unknown framework 'jax'"),
+        (21, 7, "CF005", "unknown framework 'mxnet'"),
         (22, 7, "CF008", "the override for 'paddle' has no 'reason'"),
     ]
 
@@ -503,7 +507,7 @@ def test_lint_and_pytest_items_show_every_mistake(tmp_path: Path, pytester: pyte
     # pytest: one [load] item for the case, its failure every error with its fix
     (pytester.path / "cases").mkdir()
     (pytester.path / "cases" / "t.yaml").write_text(MANY_MISTAKES)
-    pytester.makeini("[pytest]\nconformance_paths = cases\n")
+    pytester.makeini("[pytest]\nconformance_paths = cases\nconformance_frameworks = numpy, torch, paddle\n")
     result = pytester.runpytest("-p", "no:cacheprovider", "-rf")
     result.assert_outcomes(failed=1)
     output = result.stdout.str()

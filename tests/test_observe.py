@@ -73,8 +73,8 @@ def test_observe_an_unknown_case_suggests_the_nearest(capsys: pytest.CaptureFixt
 
 
 def test_observe_an_unknown_framework() -> None:
-    with pytest.raises(SystemExit, match="unknown framework.s. jax"):
-        main(["observe", "views.reshape.contiguous", "--frameworks", "jax"])
+    with pytest.raises(SystemExit, match="unknown framework.s. mxnet"):
+        main(["observe", "views.reshape.contiguous", "--frameworks", "mxnet"])
 
 
 CASE = """\

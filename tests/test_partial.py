@@ -21,7 +21,7 @@ PREVIOUS = "the committed report\n"
 
 @pytest.fixture
 def corpus(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeini("[pytest]\nconformance_paths = cases\n")
+    pytester.makeini("[pytest]\nconformance_paths = cases\nconformance_frameworks = numpy, torch, paddle\n")
     (pytester.path / "cases" / "views").mkdir(parents=True)
     (pytester.path / "cases" / "views" / "good.yaml").write_text(GOOD)
     (pytester.path / "cases" / "views" / "wrong.yaml").write_text(WRONG)

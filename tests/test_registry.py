@@ -26,6 +26,10 @@ def test_builtin_frameworks_are_declared_by_their_adapters() -> None:
         "numpy": ("NumPy", True, False, True, ("cpu",), True, True, True),
         "torch": ("PyTorch", True, True, True, ("cpu", "cuda"), True, True, True),
         "paddle": ("PaddlePaddle", True, True, True, ("cpu", "cuda"), True, True, True),
+        "jax": ("JAX", True, False, False, ("cpu",), True, True, True),
+        "tensorflow": ("TensorFlow", True, False, False, ("cpu",), True, True, True),
+        "mindspore": ("MindSpore", True, False, True, ("cpu",), False, False, True),
+        "array_api_strict": ("array-api-strict", True, False, True, ("cpu",), True, True, True),
     }
     assert registry.framework_names() == list(registry.BUILTIN)
 
@@ -33,8 +37,9 @@ def test_builtin_frameworks_are_declared_by_their_adapters() -> None:
 def test_report_order_comes_from_the_adapters_ranks() -> None:
     # the built-ins by rank; a name not registered here (a results file from elsewhere) after
     # them, with every unranked adapter, by name
-    assert registry.report_order(["numpy", "zeta", "paddle", "alpha", "torch"]) == [
-        "torch", "paddle", "numpy", "alpha", "zeta"]
+    assert registry.report_order(["numpy", "zeta", "paddle", "alpha", "torch", "array_api_strict", "mindspore",
+                                  "tensorflow", "jax"]) == [
+        "torch", "paddle", "numpy", "jax", "tensorflow", "mindspore", "array_api_strict", "alpha", "zeta"]
 
 
 @pytest.mark.parametrize("name", list(registry.BUILTIN))

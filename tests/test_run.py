@@ -83,7 +83,7 @@ def progress_run(checkout: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, col
                  *args: str) -> str:
     monkeypatch.setenv("PY_COLORS", colours)
     stream = io.StringIO()
-    checkout.makeini("[pytest]\nconformance_paths = cases\n")
+    checkout.makeini("[pytest]\nconformance_paths = cases\nconformance_frameworks = numpy, torch, paddle\n")
     checkout.runpytest("--frameworks", "numpy", "-p", "no:terminal", "--conformance-results", "r.json", *args,
                        plugins=[ProgressDisplay(stream, clock=Clock(1.5))])
     return stream.getvalue()

@@ -31,7 +31,7 @@ PYTHON_TEST = "def test_plain():\n    pass\n"
 
 @pytest.fixture
 def corpus(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeini("[pytest]\nconformance_paths = cases\n")
+    pytester.makeini("[pytest]\nconformance_paths = cases\nconformance_frameworks = numpy, torch, paddle\n")
     (pytester.path / "cases" / "views").mkdir(parents=True)
     (pytester.path / "cases" / "interop").mkdir()
     (pytester.path / "cases" / "views" / "good.yaml").write_text(GOOD)

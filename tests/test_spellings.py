@@ -28,7 +28,10 @@ from conformance import registry
 from conformance.adapters.base import NUMPY_CONVERSIONS, PYTHON_OPERATORS, NotApplicable
 
 ROOT = Path(__file__).resolve().parent.parent
-FRAMEWORKS = list(registry.BUILTIN)
+# the frameworks the audit table covers: the first three built-ins. JAX's, TensorFlow's,
+# MindSpore's and array-api-strict's adapters (issue 17) say what each entry calls in the
+# entry itself; their rows of the audit are not written yet (docs/adapters.md says so)
+FRAMEWORKS = ["numpy", "torch", "paddle"]
 
 
 def adapter(framework: str) -> Any:

@@ -30,9 +30,10 @@ def read_overrides(m: YMap, ctx: ParseContext, case_claims: dict[str, str] | Non
     for fw, raw in fws.items():
         floc = fws.where(fw)
         if fw not in ctx.frameworks:
-            errors.append(CaseFormatError(floc, f"unknown framework {fw!r}",
-                                          fields.did_you_mean(fw, ctx.frameworks) or
-                                          f"known: {', '.join(ctx.frameworks)}", code="CF005"))
+            known = f"the frameworks are {', '.join(ctx.frameworks)} (conformance frameworks)"
+            guess = fields.did_you_mean(fw, ctx.frameworks)
+            errors.append(CaseFormatError(floc, f"unknown framework {fw!r}", f"{guess}; {known}" if guess else known,
+                                          code="CF005"))
             continue
         try:
             out[fw] = _override(fw, raw, floc, ctx, case_claims)

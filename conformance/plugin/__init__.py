@@ -80,6 +80,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "files and no Python file")
     parser.addini("conformance_paths", type="paths", default=[],
                   help="directories whose *.yaml files are conformance cases")
+    parser.addini("conformance_frameworks", type="linelist", default=[],
+                  help="the frameworks cases get items for, comma- or line-separated (default: every registered "
+                       "one; --frameworks selects among them)")
     parser.addini("conformance_case_timeout", default=str(DEFAULT_TIMEOUT_S),
                   help="per-item timeout in seconds (0 = none)")
 
@@ -110,7 +113,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(coverage, "conformance-coverage")
     if path and not hasattr(config, "workerinput"):  # xdist workers report to the controller
         partial = config.getoption("conformance_partial_results")
-        recorder = ResultsRecorder(Path(path), Path(partial) if partial else None)
+        recorder = ResultsRecorder(Path(path), Path(partial) if partial else None,
+                                   config.stash[index_key].item_frameworks)
         recorder.claim_output()  # before anything runs: a location it cannot write, or another run's
         config.stash[results_key] = recorder
         config.pluginmanager.register(recorder, "conformance-results")
@@ -315,8 +319,10 @@ def terminal_safe(report: pytest.TestReport) -> None:
 class ResultsRecorder:
     """Collects one record per case item on the controller and writes the file at the end."""
 
-    def __init__(self, path: Path, partial_path: Path | None = None) -> None:
+    def __init__(self, path: Path, partial_path: Path | None = None, frameworks: list[str] | None = None) -> None:
         self.path = path  # where the results of a full run of the corpus go
+        # the frameworks of the run (ini conformance_frameworks), each in the results' environment
+        self.frameworks = frameworks if frameworks is not None else registry.framework_names()
         self.partial_path = partial_path if partial_path is not None and partial_path != path else None
         self.records: dict[str, dict[str, Any]] = {}
         self.cases: dict[str, dict[str, Any]] = {}
@@ -396,7 +402,7 @@ class ResultsRecorder:
         if summary is None:  # not an xdist run: this process collected
             own = session.config.stash.get(coverage_key, None)
             summary = own.summary if own is not None else None
-        return partial_reasons(summary, len(self.records), registry.framework_names())
+        return partial_reasons(summary, len(self.records), self.frameworks)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if exitstatus in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR):
@@ -410,7 +416,7 @@ class ResultsRecorder:
             self.not_written = f"the run was interrupted after {len(self.records)} items"
             return
         frameworks = {}
-        for name in registry.framework_names():
+        for name in self.frameworks:
             adapter = registry.get_adapter(name)
             frameworks[name] = {"version": adapter.version(), "devices": None,
                                 **self.framework_env.get(name, {})}

@@ -69,6 +69,13 @@ class CaseIndex:
     vocabulary: Vocabulary
     cache: CaseCache | None = None
     first_seen: dict[str, Location] = field(default_factory=dict)
+    # the frameworks each case gets an item for: ini conformance_frameworks, else every one
+    # registered (the vocabulary's: what a case file may name)
+    frameworks: list[str] = field(default_factory=list)
+
+    @property
+    def item_frameworks(self) -> list[str]:
+        return self.frameworks or list(self.vocabulary.frameworks)
 
     def load(self, path: Path, display: str) -> LoadResult:
         return load_through(self.cache, path, display, self.vocabulary)
@@ -101,7 +108,18 @@ def make_index(config: pytest.Config | None = None) -> CaseIndex:
             pass
         print(f"conformance: {message}", file=sys.stderr)
 
-    return CaseIndex(vocabulary, make_cache(vocabulary, checkouts, warn))
+    return CaseIndex(vocabulary, make_cache(vocabulary, checkouts, warn), frameworks=configured_frameworks(config))
+
+
+def configured_frameworks(config: pytest.Config) -> list[str]:
+    """ini ``conformance_frameworks``: the frameworks a project runs its cases on (an empty
+    list: every registered one). ``--frameworks`` then selects among them."""
+    names = [n.strip() for n in ",".join(config.getini("conformance_frameworks")).split(",") if n.strip()]
+    unknown = [n for n in names if n not in registry.framework_names()]
+    if unknown:
+        raise pytest.UsageError(f"ini conformance_frameworks: unknown framework(s) {', '.join(unknown)}; "
+                                f"known: {', '.join(registry.framework_names())}")
+    return names
 
 
 index_key = pytest.StashKey[CaseIndex]()
@@ -346,7 +364,7 @@ class CaseFile(pytest.File):
                                                 **_names(self, case.id, "duplicate"))
                 continue
             case_id = _child_id(self, case.id)
-            for framework in index.vocabulary.frameworks:
+            for framework in index.item_frameworks:
                 made += 1
                 yield CaseItem.from_parent(self, case=case, framework=framework, name=f"{case.id}[{framework}]",
                                            originalname=case.id, marks=markers.for_case(case, framework),

@@ -1,0 +1,387 @@
+"""MindSpore adapter (issue 17): MindSpore's CPU build, in PyNative (eager) mode.
+
+MindSpore 2.x has most of PyTorch's tensor method names (``add_``, ``view``, ``transpose``,
+``copy_``, ...) and a PyTorch-like function namespace, ``mindspore.mint``; where it has the
+case's operation the table calls it with what the case wrote. Autograd is functional
+(``mindspore.grad`` / ``mindspore.value_and_grad``): tensors have no ``backward()``,
+``.grad``, ``requires_grad`` or ``is_leaf``, so those steps are not applicable and those
+properties are not observable. MindSpore tensors expose their memory like torch's
+(``data_ptr()``, ``stride()``, ``untyped_storage()``), which the metadata probe reads; the
+behaviour probe writes through a NumPy array over the tensor's own elements (see
+:meth:`MindsporeProbes.probe_fill`).
+
+Importing this module imports no MindSpore. :meth:`MindsporeAdapter.load` refuses, with the
+reason, a process that imported Paddle first: Paddle's bundled oneDNN then shadows
+MindSpore's and ``import mindspore`` fails with an undefined symbol (NOTES of issue 17).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from typing import Any
+
+from conformance.adapters.base import (
+    NUMPY_CONVERSIONS,
+    Adapter,
+    ArrayProbes,
+    GlobalState,
+    Layout,
+    NotApplicable,
+    Operation,
+    absent,
+    attribute,
+    dtype_named,
+    is_device_name,
+    passthrough,
+)
+from conformance.model import DTYPES
+
+# Tensor methods MindSpore 2.10 has under the case's name and meaning, called as written
+METHODS = (
+    # in place (on the CPU build several have no kernel: the call's RuntimeError is recorded)
+    "add_", "sub_", "mul_", "div_", "exp_", "zero_", "fill_", "normal_", "uniform_", "clamp_",
+    "sigmoid_", "copy_", "masked_fill_", "requires_grad_",
+    # views, copies, reductions, conversions
+    "reshape", "permute", "t", "ravel", "unsqueeze", "diagonal", "split", "chunk", "flip", "clone",
+    "contiguous", "numpy", "sum", "index_select", "masked_select", "gather", "item", "tolist", "movedim",
+    "narrow", "unbind", "tensor_split", "conj", "take", "nonzero", "copy", "squeeze", "flatten",
+    "transpose",
+)
+ATTRIBUTES = ("T", "mT", "shape", "data")
+
+_NO_TENSOR_AUTOGRAD = ("MindSpore has no tensor-level autograd (no backward(), .grad, requires_grad, is_leaf); "
+                       "gradients are functional: mindspore.grad / mindspore.value_and_grad")
+_NO_DLPACK_PROTOCOL = ("MindSpore tensors have no __dlpack__: its DLPack is capsule-based (mindspore.to_dlpack(x) "
+                       "gives a capsule, mindspore.from_dlpack takes one)")
+_PADDLE_FIRST = ("MindSpore cannot be imported in a process that imported Paddle first: Paddle's bundled oneDNN "
+                 "shadows MindSpore's and 'import mindspore' fails with ImportError: ...libmindspore_ops_cpu.so: "
+                 "undefined symbol: dnnl_threadpool_interop_stream_create (import mindspore before paddle, or in "
+                 "its own process)")
+
+# the C++ call stack MindSpore appends to its messages, and per-process noise in them
+_CPP_STACK = re.compile(r"\s*-{10,}.*", re.S)
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+
+
+def _dtype_or_none(name: Any) -> Any:
+    return None if name is None else _dtype(name)
+
+
+def _ms() -> Any:
+    return _load_mindspore()
+
+
+@functools.cache
+def _load_mindspore() -> Any:
+    if "mindspore" not in sys.modules and "paddle" in sys.modules:
+        raise ImportError(_PADDLE_FIRST)
+    import mindspore
+
+    # Errors of a kernel are raised by the call that launched it, not by a later step:
+    # PyNative launches asynchronously by default, and then a step's failure (a kernel the
+    # CPU build lacks) surfaces at the next step or probe (mindspore.runtime.launch_blocking)
+    mindspore.runtime.launch_blocking()
+    # MindSpore 2.10's C++ is built against NumPy 1.x's C API: with NumPy 2 its first
+    # argument parse in a process fails once ("Numpy init failed": SystemError from the first
+    # operation called, whatever it is); the process's first call absorbs it here, so that no
+    # case's first step gets it
+    import numpy
+
+    try:
+        mindspore.Tensor(numpy.zeros(1, numpy.float32)) + 1.0
+    except SystemError:
+        pass
+    return mindspore
+
+
+@functools.cache
+def _dtypes() -> dict[str, Any]:
+    ms = _ms()
+    return {name: getattr(ms, name) for name in DTYPES}
+
+
+def _dtype(name: Any) -> Any:
+    return _dtypes()[dtype_named(name)]
+
+
+def _shape(args: tuple) -> tuple:
+    return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else tuple(args)
+
+
+def _view(x: Any, *args: Any) -> Any:
+    """view(*shape) or view(dtype): a dtype name is the MindSpore dtype of that name."""
+    if len(args) == 1 and isinstance(args[0], str):
+        return x.view(_dtype(args[0]))
+    return x.view(*args)
+
+
+def _to(x: Any, target: str) -> Any:
+    """to(device) as written; to(dtype) with the mindspore dtype of the name (MindSpore's
+    Tensor.to reads a string as a device: ``x.to('float64')`` is refused)."""
+    if is_device_name(target):
+        return x.to(target)
+    return x.to(_dtype(target))
+
+
+def _cell(cell: Any, what: str = "switched between train and eval mode") -> Any:
+    if not isinstance(cell, _ms().nn.Cell):
+        raise TypeError(f"only layers can be {what}, not {type(cell).__name__}")
+    return cell
+
+
+def _call_cell(cell: Any, *args: Any, **kwargs: Any) -> Any:
+    return _cell(cell, "called")(*args, **kwargs)
+
+
+class MindsporeProbes(ArrayProbes):
+    """The probes for MindSpore tensors (Parameter included; NumPy arrays: ArrayProbes')."""
+
+    def _is_tensor(self, obj: Any) -> bool:
+        return "mindspore" in sys.modules and isinstance(obj, _ms().Tensor)
+
+    def is_array(self, obj: Any) -> bool:
+        return self._is_tensor(obj) or super().is_array(obj)
+
+    def to_numpy(self, obj: Any) -> Any:
+        if not self._is_tensor(obj):
+            return super().to_numpy(obj)
+        ms = _ms()
+        if obj.dtype == ms.bfloat16:  # NumPy has no bfloat16
+            obj = obj.astype(ms.float32)
+        return super().to_numpy(obj.asnumpy())
+
+    def dtype_name(self, obj: Any) -> str:
+        if not self._is_tensor(obj):
+            return super().dtype_name(obj)
+        return str(obj.dtype).lower()  # Float32, BFloat16, UInt8, Bool, Complex64
+
+    def shape_of(self, obj: Any) -> tuple[int, ...]:
+        return tuple(int(d) for d in obj.shape)
+
+    def layout(self, obj: Any) -> Layout:
+        if not self._is_tensor(obj):
+            return super().layout(obj)
+        size = int(obj.itemsize)
+        storage = obj.untyped_storage()
+        start = int(storage.data_ptr())
+        # data_ptr() includes the view's storage_offset(); stride() is in elements
+        return Layout(int(obj.data_ptr()), tuple(int(d) for d in obj.shape), tuple(int(s) * size for s in obj.stride()),
+                      size, (start, start + int(storage.nbytes())))
+
+    def version_of(self, obj: Any) -> int | None:
+        return int(obj._version) if self._is_tensor(obj) else None
+
+    def _elements(self, obj: Any) -> Any:
+        """A writable NumPy array over the tensor's own elements (its data pointer and byte
+        strides, inside its storage): the behaviour probe's write path. MindSpore's own
+        writes cannot serve: on the CPU build fill_ has no kernel, and copy_ and item
+        assignment into a non-contiguous view do not reach the memory they view (the
+        corpus records both)."""
+        import ctypes
+
+        import numpy as np
+
+        lay = self.layout(obj)
+        low, high = lay.element_bounds()
+        start, end = lay.alloc
+        if not (start <= low and high <= end):
+            raise RuntimeError(f"elements [{low:#x}, {high:#x}) outside the storage [{start:#x}, {end:#x})")
+        np_dtype = np.uint16 if obj.dtype == _ms().bfloat16 else np.dtype(self.dtype_name(obj))
+        raw = (ctypes.c_uint8 * (end - start)).from_address(start)
+        return np.ndarray(lay.shape, dtype=np_dtype, buffer=raw, offset=lay.data_ptr - start, strides=lay.strides)
+
+    def _write(self, obj: Any, values: Any) -> None:
+        import numpy as np
+
+        ms = _ms()
+        ms.runtime.synchronize()
+        target = self._elements(obj)
+        values = np.asarray(values)
+        if obj.dtype == ms.bfloat16:  # the upper half of a float32 is its bfloat16
+            values = (np.asarray(values, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+        target[...] = values.astype(target.dtype)
+
+    def probe_fill(self, obj: Any, value: Any) -> None:
+        if not self._is_tensor(obj):
+            return super().probe_fill(obj, value)
+        self._write(obj, value)
+
+    def probe_restore(self, obj: Any, snapshot: Any) -> None:
+        if not self._is_tensor(obj):
+            return super().probe_restore(obj, snapshot)
+        self._write(obj, snapshot)
+
+
+class MindsporeAdapter(MindsporeProbes, Adapter):
+    name = "mindspore"
+    module = "mindspore"
+    distribution = "mindspore"
+    install_hint = "pip install 'conformance[mindspore]'"
+    title = "MindSpore"
+    report_rank = 60
+    # 'import mindspore' fails in a process that imported Paddle first (_PADDLE_FIRST): its
+    # items run in a sandbox child of their own; and it has no DLPack import, so no other
+    # framework's run imports it
+    own_process = True
+    # tensor-level autograd is what the suite's autograd cases exercise (backward(), .grad);
+    # MindSpore's is functional (mindspore.grad), so: none, and its properties unobservable
+    autograd = False
+    unobservable = frozenset({"grad", "requires_grad", "is_leaf"})
+    # capsule-based DLPack only (no __dlpack__ on its tensors; from_dlpack takes a capsule):
+    # neither direction of the protocol the suite's fn:<name>_from_dlpack calls
+    dlpack_export = dlpack_import = False
+    exception_types = frozenset({  # every exception class it defines (base.Adapter.exception_types)
+        "mindspore.common.recompute._StopRecomputationError", "mindspore.graph._utils.pijit_context.Unsupported",
+        *(f"mindspore.mindrecord.common.exceptions.{name}" for name in (
+            "DbConnectionError", "MRMAddIndexError", "MRMAddSchemaError", "MRMBuildSchemaError", "MRMCloseError",
+            "MRMCommitError", "MRMDefineBlobError", "MRMDefineCategoryError", "MRMDefineIndexError",
+            "MRMFetchCandidateFieldsError", "MRMFetchDataError", "MRMFinishError", "MRMGenerateIndexError",
+            "MRMGetMetaError", "MRMIndexGeneratorError", "MRMInitSegmentError", "MRMInvalidHeaderSizeError",
+            "MRMInvalidPageSizeError", "MRMInvalidSchemaError", "MRMLaunchError", "MRMOpenError",
+            "MRMOpenForAppendError", "MRMReadCategoryInfoError", "MRMSetHeaderError", "MRMUnsupportedSchemaError",
+            "MRMValidateDataError", "MRMWriteDatasetError", "MindRecordException", "ParamMissError",
+            "ParamTypeError", "ParamValueError", "PathNotExistsError", "UnknownError")),
+        *(f"mindspore.profiler.common.exceptions.exceptions.{name}" for name in (
+            "JobIdMismatchException", "ProfilerAnalyserNotExistException", "ProfilerColumnNotExistException",
+            "ProfilerColumnNotSupportSortException", "ProfilerDeviceIdException",
+            "ProfilerDeviceIdMismatchException", "ProfilerDirNotFoundException", "ProfilerException",
+            "ProfilerFileNotFoundException", "ProfilerFilterConditionException",
+            "ProfilerGroupConditionException", "ProfilerIOException", "ProfilerOpTypeException",
+            "ProfilerParamTypeErrorException", "ProfilerParamValueErrorException", "ProfilerPathErrorException",
+            "ProfilerPipelineOpNotExistException", "ProfilerRawFileException", "ProfilerSortConditionException",
+            "StepNumNotSupportedException")),
+        "mindspore.train.serialization._CheckpointProtobufSizeError",
+    })
+    error_patterns = {
+        "shape_mismatch": (r"shapes of tensors must match except in given concat axis",),
+        "not_contiguous_view": (r"strides\[-1\] must be 1 to view",),
+        "unsupported_dtype": (r"The Numpy bfloat16 data type is not supported",),
+        # a keyword or an argument's Python type the operation does not take: mint.add(x, y,
+        # out=z) ("Failed calling add with ... out=Tensor"), from_dlpack of an array (it takes
+        # a capsule), a complex Python scalar where a tensor index value is read
+        "type_error": (r"^TypeError: Failed calling \w+ with",
+                       r"from_dlpack received an invalid capsule",
+                       r"Unsupported Python object type received"),
+        # recorded by the corpus and none of the kinds: an operation the CPU build has no
+        # kernel for at all (every dtype), a kernel that fails to initialise, a slice
+        # assignment with a negative step, an overlapping copy
+        "other": (r"The kernel \w+ unregistered", r"Create kernelmod for op \w+ failed",
+                  r"KernelMod Init Failed", r"indices out of range", r"The memcpy_s error"),
+    }
+
+    def load(self) -> None:
+        _ms()
+
+    def error_message(self, exc: BaseException) -> str:
+        text = _CPP_STACK.sub("", super().error_message(exc))
+        return _ADDRESS.sub("0x…", text).strip()
+
+    def global_states(self) -> list[GlobalState]:
+        ms = _ms()
+        return super().global_states() + [
+            # PyNative (eager) mode is where the cases run; a case could switch to graph mode
+            GlobalState("mindspore.mode", lambda: ms.get_context("mode"), lambda v: ms.set_context(mode=v)),
+            GlobalState("mindspore.seed", ms.get_seed, ms.set_seed),
+            GlobalState("mindspore.random", ms.get_rng_state, ms.set_rng_state, always_restore=True),
+        ]
+
+    def seed(self, seed: int) -> None:
+        super().seed(seed)
+        _ms().manual_seed(seed)
+
+    def make_input(self, spec: Any, device: str) -> Any:
+        if spec.requires_grad:
+            raise NotApplicable(f"{_NO_TENSOR_AUTOGRAD} (input {spec.name!r} requires grad)")
+        return super().make_input(spec, device)
+
+    def tensor_from_numpy(self, array: Any, spec: Any, device: str) -> Any:
+        # mindspore.tensor copies the array (the usual way a tensor is made)
+        return _ms().tensor(array, dtype=_dtype(spec.dtype))
+
+    def operations(self) -> dict[str, Operation]:
+        ms = _ms
+        F = lambda: _ms().mint.nn.functional  # noqa: E731
+        ops: dict[str, Operation] = {"method:" + m: passthrough(m) for m in METHODS}
+        ops.update({"attr:" + a: attribute(a) for a in ATTRIBUTES})
+        ops.update({
+            "method:view": _view,
+            "method:to": _to,
+            # MindSpore's own: the host array of a tensor, assignment into a tensor / Parameter
+            "method:asnumpy": passthrough("asnumpy"),
+            "method:assign_value": passthrough("assign_value"),
+            "method:set_data": passthrough("set_data"),
+            "fn:Parameter": lambda data, **kw: ms().Parameter(data, **kw),
+            "method:astype": lambda x, dtype: x.astype(_dtype(dtype)),
+            "method:expand": lambda x, *s: x.expand(*s),
+            "method:broadcast_to": lambda x, *s: x.broadcast_to(_shape(s)),
+            "method:unfold": absent("MindSpore's Tensor.unfold is im2col (mindspore.ops.unfold over 4-D input), not "
+                                    "torch's sliding windows along one dimension"),
+            "method:unflatten": absent("MindSpore tensors have no unflatten(); the counterpart is reshape()"),
+            "method:detach": lambda x: ms().ops.stop_gradient(x),
+            "method:cpu": absent("MindSpore tensors have no cpu(); the counterpart is to('cpu') / move_to('CPU')"),
+            "method:scale": absent("MindSpore tensors have no scale(); the counterpart is mul()"),
+            "method:relu_": absent("MindSpore tensors have no relu_() method; the counterpart is "
+                                   "mindspore.mint.nn.functional.relu_(x)"),
+            "attr:real": lambda x: x.real(),   # methods in MindSpore, as in Paddle
+            "attr:imag": lambda x: x.imag(),
+            "fn:add": lambda x, y, **kw: ms().mint.add(x, y, **kw),
+            "fn:mul": lambda x, y, **kw: ms().mint.mul(x, y, **kw),
+            "fn:exp": lambda x, **kw: ms().mint.exp(x, **kw),
+            "fn:abs": lambda x, **kw: ms().mint.abs(x, **kw),
+            "fn:sigmoid": lambda x, **kw: ms().mint.sigmoid(x, **kw),
+            "fn:sqrt": lambda x, **kw: ms().mint.sqrt(x, **kw),
+            "fn:clamp": lambda x, min=None, max=None, **kw: ms().mint.clamp(x, min, max, **kw),
+            "fn:where": lambda c, x, y: ms().mint.where(c, x, y),
+            "fn:cat": lambda xs, dim=0: ms().mint.cat(xs, dim),
+            "fn:stack": lambda xs, dim=0: ms().mint.stack(xs, dim),
+            "fn:zeros": lambda *s, dtype=None: ms().mint.zeros(_shape(s), dtype=_dtype_or_none(dtype)),
+            "fn:ones": lambda *s, dtype=None: ms().mint.ones(_shape(s), dtype=_dtype_or_none(dtype)),
+            "fn:empty": lambda *s, dtype=None: ms().mint.empty(_shape(s), dtype=_dtype_or_none(dtype)),
+            "fn:tensor": lambda a, dtype=None: ms().tensor(a, dtype=None if dtype is None else _dtype(dtype)),
+            "fn:from_numpy": lambda a: ms().from_numpy(a),
+            # as written: MindSpore's from_dlpack takes a DLPack capsule, not an array
+            "fn:from_dlpack": lambda a: ms().from_dlpack(a),
+            "fn:view_as_real": lambda x: ms().ops.view_as_real(x),
+            "fn:view_as_complex": absent("MindSpore has no view_as_complex (mindspore.ops.Complex(real, imag) "
+                                         "builds a new tensor)"),
+            "fn:take_along_dim": absent("MindSpore has no take_along_dim; the counterpart is "
+                                        "mindspore.ops.gather_elements(x, dim, index)"),
+            "fn:as_tensor": absent("MindSpore has no as_tensor; the counterparts are mindspore.tensor (copies) "
+                                   "and mindspore.from_numpy (shares)"),
+            "fn:abs_": absent("MindSpore has no abs_ (neither mindspore.ops nor mindspore.mint)"),
+            # activations and layers: mindspore.mint, MindSpore's PyTorch-like API
+            "fn:relu": lambda x, **kw: F().relu(x, **kw),
+            "fn:relu_": lambda x: F().relu_(x),
+            "fn:elu": lambda x, alpha=1.0, **kw: F().elu(x, alpha, **kw),
+            "fn:elu_": lambda x, alpha=1.0: F().elu_(x, alpha),
+            "fn:leaky_relu": lambda x, negative_slope=0.01, **kw: F().leaky_relu(x, negative_slope, **kw),
+            "fn:leaky_relu_": absent("mindspore.mint.nn.functional has no leaky_relu_"),
+            "fn:hardtanh": lambda x, min_val=-1.0, max_val=1.0, **kw: F().hardtanh(x, min_val, max_val, **kw),
+            "fn:hardtanh_": lambda x, min_val=-1.0, max_val=1.0: F().hardtanh_(x, min_val, max_val),
+            "fn:dropout": lambda x, p=0.5, training=True, **kw: F().dropout(x, p, training, **kw),
+            "fn:ReLU": lambda **kw: ms().mint.nn.ReLU(**kw),
+            "fn:ELU": lambda alpha=1.0, **kw: ms().mint.nn.ELU(alpha, **kw),
+            "fn:Hardtanh": lambda min_val=-1.0, max_val=1.0, **kw: ms().mint.nn.Hardtanh(min_val, max_val, **kw),
+            "fn:Dropout": lambda p=0.5, **kw: ms().mint.nn.Dropout(p, **kw),
+            # mindspore.nn.LeakyReLU, whose slope is its alpha (no mint layer of that name)
+            "fn:LeakyReLU": lambda negative_slope=0.01, **kw: ms().nn.LeakyReLU(negative_slope, **kw),
+            # a Cell's eval() / train(mode) are its set_train(False) / set_train(mode)
+            "method:eval": lambda cell: _cell(cell).set_train(False),
+            "method:train": lambda cell, mode=True: _cell(cell).set_train(mode),
+            "call": _call_cell,
+        })
+        no_autograd = absent(_NO_TENSOR_AUTOGRAD)
+        for key in ("method:backward", "method:detach_", "attr:grad", "attr:is_leaf", "attr:requires_grad",
+                    "setattr:requires_grad", "setattr:data", "block:no_grad", "block:enable_grad",
+                    "attr:stop_gradient", "setattr:stop_gradient"):
+            ops[key] = no_autograd
+        for name in ("abs_", "neg_", "sqrt_", "t_", "transpose_", "resize_", "unsqueeze_", "squeeze_", "scale_"):
+            ops["method:" + name] = absent(f"MindSpore tensors have no {name}() method")
+        from conformance import registry  # adapter classes only; imports no framework
+
+        for key in registry.dlpack_conversions():
+            ops[key] = absent(_NO_DLPACK_PROTOCOL)
+        ops.update(NUMPY_CONVERSIONS)
+        return ops

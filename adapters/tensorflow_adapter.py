@@ -1,0 +1,613 @@
+"""TensorFlow adapter (tensorflow-cpu). ``tf.Tensor`` is immutable: item assignment raises
+TypeError, and it has no in-place methods (those entries are absent, naming the
+``tf.Variable`` counterparts). ``tf.Variable`` is mutable: ``assign``, ``assign_add``,
+``assign_sub``, ``scatter_nd_update`` and the sliced ``v[i].assign(...)`` are in the table
+under their own names, for the cases written for TensorFlow.
+
+Gradients: TensorFlow records them only inside a ``tf.GradientTape``; the corpus's steps
+(``requires_grad``, ``backward()``, ``.grad``, ``no_grad:``) have no tape-free counterpart
+and are absent, with that reason.
+
+Memory: a tensor's buffer is read through ``EagerTensor._numpy()``, a NumPy array over the
+tensor's own buffer (the public ``numpy()`` returns a copy; ``np.from_dlpack(t)`` the same
+buffer, read-only). The behaviour probe writes through that array, raw memory: TensorFlow's
+own writes (``Variable.assign``) are copy-on-write when the buffer is shared, so they could
+never show sharing. TensorFlow is imported on first use only.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from typing import Any
+
+from conformance.adapters.base import (
+    NUMPY_CONVERSIONS,
+    Adapter,
+    ArrayProbes,
+    GlobalState,
+    Immutability,
+    Layout,
+    NotApplicable,
+    Operation,
+    absent,
+    dtype_named,
+    is_device_name,
+)
+
+_NO_INPLACE = ("tf.Tensor is immutable and has no in-place '_' methods; the counterparts are the out-of-place "
+               "operation, or on a tf.Variable assign / assign_add / assign_sub")
+_TAPE = ("TensorFlow records gradients only inside a tf.GradientTape (tape.gradient(y, x)); a tensor has no "
+         "requires_grad, .grad, backward() or grad mode of its own")
+_NO_TRAIN_MODE = ("Keras layers have no train() / eval() mode; training is an argument of each call, "
+                  "layer(x, training=True)")
+
+
+@functools.cache
+def _tf() -> Any:
+    # TensorFlow logs from C++ on import; TF_CPP_MIN_LOG_LEVEL quiets what goes through its
+    # logger (not the oneDNN notice, printed before absl is initialised)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import tensorflow
+
+    return tensorflow
+
+
+def _tnp() -> Any:
+    return _tf().experimental.numpy
+
+
+def _shape(args: tuple) -> list:
+    return list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
+
+
+def _dtype(name: Any) -> Any:
+    """The tf.DType a case names (the suite's dtype names are TensorFlow's)."""
+    return _tf().dtypes.as_dtype(dtype_named(name))
+
+
+def _rank(x: Any) -> int:
+    return len(x.shape)
+
+
+def _swap_perm(x: Any, d0: int, d1: int) -> list:
+    perm = list(range(_rank(x)))
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return perm
+
+
+def _t(x: Any) -> Any:
+    """torch's t(): the transpose of at most 2 dimensions; TensorFlow's counterpart is
+    tf.transpose, which reverses every axis of a tensor of more (where torch refuses)."""
+    if _rank(x) > 2:
+        raise NotApplicable("TensorFlow has no t(); its counterpart tf.transpose reverses all axes of a tensor of "
+                            "more than 2 dimensions, where torch's t() takes at most 2")
+    return _tf().transpose(x)
+
+
+def _view(x: Any, *args: Any) -> Any:
+    """view(*shape): tf.reshape, which never copies (a TensorFlow tensor is always dense,
+    and reshape hands the output the input's buffer); view(dtype): tf.bitcast, for dtypes of
+    the same size (TensorFlow's bitcast to another size adds or removes a last dimension,
+    where torch's view(dtype) rescales the last one)."""
+    tf = _tf()
+    if len(args) == 1 and isinstance(args[0], str):
+        dtype = _dtype(args[0])
+        if dtype.size != x.dtype.size:
+            raise NotApplicable(f"TensorFlow's view(dtype) counterpart tf.bitcast changes the shape, not the last "
+                                f"dimension's size, between {x.dtype.name} and {dtype.name} (different sizes)")
+        return tf.bitcast(x, dtype)
+    return tf.reshape(x, _shape(args))
+
+
+def _flatten(x: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
+    """TensorFlow has no flatten(): tf.reshape to the shape flatten(start_dim, end_dim) means."""
+    shape = list(x.shape)
+    n = len(shape)
+    if n == 0:
+        return _tf().reshape(x, [1])
+    start, end = start_dim % n, end_dim % n
+    merged = 1
+    for d in shape[start:end + 1]:
+        merged *= d
+    return _tf().reshape(x, shape[:start] + [merged] + shape[end + 1:])
+
+
+def _unflatten(x: Any, dim: int, sizes: Any) -> Any:
+    shape = list(x.shape)
+    dim = dim % len(shape)
+    return _tf().reshape(x, shape[:dim] + list(sizes) + shape[dim + 1:])
+
+
+def _narrow(x: Any, dim: int, start: int, length: int) -> Any:
+    begin = [0] * _rank(x)
+    size = [-1] * _rank(x)
+    begin[dim], size[dim] = start, length
+    return _tf().slice(x, begin, size)
+
+
+def _expand(x: Any, *s: Any) -> Any:
+    """torch's expand(*sizes), where -1 keeps a dimension: tf.broadcast_to of those sizes."""
+    sizes = _shape(s)
+    offset = len(sizes) - _rank(x)
+    sizes = [x.shape[i - offset] if v == -1 and i >= offset else v for i, v in enumerate(sizes)]
+    return _tf().broadcast_to(x, sizes)
+
+
+def _split(x: Any, size: Any, dim: int = 0) -> list:
+    """torch.split semantics (pieces of ``size``, or a list of piece sizes) with tf.split,
+    whose int is a number of equal pieces."""
+    if isinstance(size, (list, tuple)):
+        return _tf().split(x, list(size), axis=dim)
+    n = x.shape[dim]
+    sections = [size] * (n // size) + ([n % size] if n % size else [])
+    return _tf().split(x, sections, axis=dim)
+
+
+def _unfold(x: Any, dim: int, size: int, step: int) -> Any:
+    """torch's unfold(dim, size, step): tf.signal.frame, which puts the window right after
+    ``dim``; torch puts it last. The same only when ``dim`` is the last dimension."""
+    if dim % _rank(x) != _rank(x) - 1:
+        raise NotApplicable("TensorFlow's unfold counterpart tf.signal.frame puts the window after the framed "
+                            "axis, not last: the same as torch's unfold only along the last dimension")
+    return _tf().signal.frame(x, size, step, axis=dim)
+
+
+def _to(x: Any, target: str) -> Any:
+    """to(dtype): tf.cast; to(device): TensorFlow places tensors with tf.device scopes."""
+    if is_device_name(target):
+        raise NotApplicable("TensorFlow tensors have no to(device); placement is a tf.device(...) scope around "
+                            "the operation that makes the tensor")
+    return _tf().cast(x, _dtype(target))
+
+
+def _from_dlpack(a: Any) -> Any:
+    """tf.experimental.dlpack.from_dlpack takes a DLPack capsule: what a TensorFlow user
+    passes is the producer's capsule (``a.__dlpack__()``, or a capsule already)."""
+    dl = _tf().experimental.dlpack
+    if hasattr(a, "__dlpack__"):
+        a = a.__dlpack__()
+    return dl.from_dlpack(a)
+
+
+def _variable(value: Any, **kwargs: Any) -> Any:
+    dtype = kwargs.pop("dtype", None)
+    return _tf().Variable(value, dtype=None if dtype is None else _dtype(dtype), **kwargs)
+
+
+def _keras_layer(name: str) -> Operation:
+    def make(*args: Any, **kwargs: Any) -> Any:
+        return getattr(_tf().keras.layers, name)(*args, **kwargs)
+
+    make.__name__ = name
+    return make
+
+
+def _call_layer(layer: Any, *args: Any, **kwargs: Any) -> Any:
+    if not isinstance(layer, _tf().keras.layers.Layer):
+        raise TypeError(f"only layers can be called, not {type(layer).__name__}")
+    return layer(*args, **kwargs)
+
+
+class _WritableAlias:
+    """The array interface of a read-only array with its write flag cleared: NumPy then
+    makes a writable array over the same memory (holding this object, and so the export,
+    alive)."""
+
+    def __init__(self, exported: Any) -> None:
+        self.exported = exported
+        interface = dict(exported.__array_interface__)
+        interface["data"] = (interface["data"][0], False)
+        self.__array_interface__ = interface
+
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+_NAME_COUNTER = re.compile(r"name: [\w/]+_\d+/")
+
+
+class TensorflowProbes(ArrayProbes):
+    """The probes for TensorFlow tensors and variables (NumPy arrays: ArrayProbes')."""
+
+    def _is_tensor(self, obj: Any) -> bool:
+        tf = _tf()
+        return isinstance(obj, (tf.Tensor, tf.Variable))
+
+    def is_array(self, obj: Any) -> bool:
+        return self._is_tensor(obj) or super().is_array(obj)
+
+    def _buffer(self, obj: Any) -> Any:
+        """A writable NumPy array over the tensor's (the variable's) own buffer. The address
+        is DLPack's (``np.from_dlpack(t)``: TensorFlow exports its buffer, read-only); a
+        variable's ``value()`` is a tensor over the variable's buffer. NumPy takes no
+        bfloat16 through DLPack: ``EagerTensor._numpy()``, an array over the same buffer
+        (the public ``numpy()`` copies it), is used for that dtype."""
+        if isinstance(obj, _tf().Variable):
+            obj = obj.value()
+        import numpy as np
+
+        try:
+            exported = np.from_dlpack(obj)
+        except RuntimeError:  # "Unsupported dtype in DLTensor." (bfloat16)
+            array = obj._numpy()
+            if not isinstance(array, np.ndarray):
+                raise TypeError(f"no NumPy array over the buffer of a 0-d {obj.dtype.name} tensor") from None
+            return array
+        return np.asarray(_WritableAlias(exported))
+
+    def to_numpy(self, obj: Any) -> Any:
+        if not self._is_tensor(obj):
+            return super().to_numpy(obj)
+        tf = _tf()
+        if obj.dtype == tf.bfloat16:
+            obj = tf.cast(obj, tf.float32)
+        return super().to_numpy(obj.numpy())
+
+    def dtype_name(self, obj: Any) -> str:
+        if not self._is_tensor(obj):
+            return super().dtype_name(obj)
+        return str(obj.dtype.name)
+
+    def shape_of(self, obj: Any) -> tuple[int, ...]:
+        if not self._is_tensor(obj):
+            return super().shape_of(obj)
+        return tuple(int(d) for d in obj.shape)
+
+    def layout(self, obj: Any) -> Layout:
+        if not self._is_tensor(obj):
+            return super().layout(obj)
+        buf = self._buffer(obj)
+        # a TensorFlow tensor is dense, row-major, at offset 0 of its buffer; the buffer's
+        # bounds are the elements' (alloc None)
+        return Layout(buf.__array_interface__["data"][0], tuple(buf.shape), tuple(buf.strides), buf.itemsize, None)
+
+    def probe_fill(self, obj: Any, value: Any) -> None:
+        if not self._is_tensor(obj):
+            return super().probe_fill(obj, value)
+        self._buffer(obj)[...] = value
+
+    def probe_restore(self, obj: Any, snapshot: Any) -> None:
+        if not self._is_tensor(obj):
+            return super().probe_restore(obj, snapshot)
+        self._buffer(obj)[...] = snapshot
+
+
+class TensorflowAdapter(TensorflowProbes, Adapter):
+    name = "tensorflow"
+    module = "tensorflow"
+    distribution = "tensorflow-cpu"
+    install_hint = "pip install 'conformance[tensorflow]'"
+    title = "TensorFlow"
+    report_rank = 50
+    # importing Paddle into a process that imported TensorFlow first crashes it (SIGSEGV in
+    # paddle's import; measured with tensorflow-cpu 2.21.0 and paddlepaddle 3.3.1), and the
+    # other order works: Paddle goes first wherever TensorFlow is imported
+    imports_first = ("paddle",)
+    # the capability is autograd on tensors (backward(), .grad): TensorFlow records gradients on
+    # a tf.GradientTape, so the corpus's gradient steps are absent here
+    autograd = False
+    device_kinds = ("cpu",)
+    dlpack_export = dlpack_import = True
+    # tf.Tensor refuses item assignment (it has no __setitem__): the framework's refusal of a
+    # mutation. A tf.Variable refuses it too ("'ResourceVariable' object does not support
+    # item assignment"), but a variable is mutable (v[i].assign(...)): that is Python's
+    # refusal of the syntax, classified type_error like any other object without __setitem__
+    immutable = Immutability(raises=(
+        r"^TypeError: '[\w.]*(EagerTensor|SymbolicTensor)' object does not support item assignment",
+        # x[m] = v with a tensor or array key m: EagerTensor has no item assignment, and Python
+        # converts the key with __index__ before it finds that out (NumPy's refusal of that)
+        r"^TypeError: only integer scalar arrays can be converted to a scalar index",
+        # an out= argument: TensorFlow's operations write into no tensor (its dispatch's message)
+        r"^TypeError: Got an unexpected keyword argument 'out'",
+    ))
+    unobservable = frozenset({"version_change", "grad", "requires_grad", "is_leaf"})
+    error_patterns = {
+        "dtype_cast": (
+            # tf.add(int_tensor, float_tensor): no implicit promotion between tensors
+            r"cannot compute \w+ as input #\d+\(zero-based\) was expected to be a \w+ tensor but is a \w+ tensor",
+            r"Tensor conversion requested dtype \w+ for Tensor with dtype \w+",
+            r"ConcatOp : Expected concatenating dimensions in the range",
+        ),
+        "shape_mismatch": (
+            r"Incompatible shapes", r"Can not squeeze dim\[\d+\], expected a dimension of 1",
+            r"Input to reshape is a tensor with \d+ values, but the requested shape",
+            r"ConcatOp : Dimension \d+ in both shapes must be equal",
+            r"Shapes of all inputs must match", r"Dimensions must be equal",
+            r"Unable to broadcast tensor of shape", r"are incompatible",
+            r"Determined shape must either match input shape along split_dim exactly",
+            r"Number of ways to split should evenly divide the split dimension",
+        ),
+        "unsupported_dtype": (r"Could not find device for node: \{\{node \w+\}\}",
+                              r"Value for attr 'T' of \w+ is not in the list of allowed values"),
+        # a Keras layer given a keyword it has no parameter for (ReLU(inplace=True))
+        "type_error": (r"^ValueError: Unrecognized keyword arguments passed to \w+",
+                       # TensorFlow's dispatch refusing a keyword (tf.nn.leaky_relu(x, inplace=True))
+                       r"^TypeError: Got an unexpected keyword argument",
+                       # x[[0, 2]], x[:, [0, 2]]: tf.Tensor.__getitem__ takes no index lists
+                       r"^TypeError: Only integers, slices \(`:`\), ellipsis \(`...`\), tf.newaxis \(`None`\) "
+                       r"and scalar tf.int32/tf.int64 tensors are valid indices"),
+        # NumPy refusing to export a read-only array through a legacy DLPack capsule (which
+        # cannot say read-only): what tf.experimental.dlpack.from_dlpack(a.__dlpack__()) meets
+        "read_only": (r"read-only", r"not writable", r"non-writable",
+                      r"Cannot export readonly array since signalling readonly is unsupported by DLPack"),
+        # recorded by the corpus and none of the kinds: x[[0, 2]] is x[0, 2] in TensorFlow (a
+        # list is one index per dimension), out of range
+        "other": (r"Index out of range using input dim \d+", r"slice index -?\d+ of dimension \d+ out of bounds"),
+    }
+    exception_types = frozenset({  # every exception class it defines (base.Adapter.exception_types)
+        "tensorflow.lite.python.authoring.authoring.CompatibilityError",
+        "tensorflow.lite.python.convert_phase.ConverterError",
+        "tensorflow.python.autograph.impl.api.AutoGraphError",
+        "tensorflow.python.autograph.impl.api.ConversionError", "tensorflow.python.autograph.impl.api.StagingError",
+        "tensorflow.python.autograph.pyct.error_utils.MultilineMessageKeyError",
+        "tensorflow.python.autograph.pyct.errors.InaccessibleSourceCodeError",
+        "tensorflow.python.autograph.pyct.errors.PyCTError",
+        "tensorflow.python.autograph.pyct.errors.UnsupportedLanguageElementError",
+        "tensorflow.python.checkpoint.saveable_compat.CheckpointConversionError",
+        "tensorflow.python.debug.cli.debugger_cli_common.CommandLineExit",
+        "tensorflow.python.debug.lib.debug_data.WatchKeyDoesNotExistInDebugDumpDirError",
+        "tensorflow.python.debug.lib.debug_graphs.GraphTracingReachedDestination",
+        "tensorflow.python.distribute.coordinator.cluster_coordinator.ClosureAbortedError",
+        "tensorflow.python.distribute.coordinator.cluster_coordinator.ClosureInputError",
+        "tensorflow.python.distribute.coordinator.cluster_coordinator.PSUnavailableError",
+        "tensorflow.python.distribute.mirrored_run._RequestedStop",
+        "tensorflow.python.distribute.multi_process_runner.NotInitializedError",
+        "tensorflow.python.distribute.multi_process_runner.SubprocessTimeoutError",
+        "tensorflow.python.distribute.multi_process_runner.UnexpectedSubprocessExitError",
+        "tensorflow.python.eager.core._FallbackException", "tensorflow.python.eager.core._NotOkStatusException",
+        "tensorflow.python.eager.core._SymbolicException",
+        "tensorflow.python.framework.c_api_util.AlreadyGarbageCollectedError",
+        "tensorflow.python.framework.errors_impl.AbortedError",
+        "tensorflow.python.framework.errors_impl.AlreadyExistsError",
+        "tensorflow.python.framework.errors_impl.CancelledError",
+        "tensorflow.python.framework.errors_impl.DataLossError",
+        "tensorflow.python.framework.errors_impl.DeadlineExceededError",
+        "tensorflow.python.framework.errors_impl.FailedPreconditionError",
+        "tensorflow.python.framework.errors_impl.InaccessibleTensorError",
+        "tensorflow.python.framework.errors_impl.InternalError",
+        "tensorflow.python.framework.errors_impl.InvalidArgumentError",
+        "tensorflow.python.framework.errors_impl.NotFoundError", "tensorflow.python.framework.errors_impl.OpError",
+        "tensorflow.python.framework.errors_impl.OperatorNotAllowedInGraphError",
+        "tensorflow.python.framework.errors_impl.OutOfRangeError",
+        "tensorflow.python.framework.errors_impl.PermissionDeniedError",
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError",
+        "tensorflow.python.framework.errors_impl.UnauthenticatedError",
+        "tensorflow.python.framework.errors_impl.UnavailableError",
+        "tensorflow.python.framework.errors_impl.UnimplementedError",
+        "tensorflow.python.framework.errors_impl.UnknownError", "tensorflow.python.ops.op_selector.UnliftableError",
+        "tensorflow.python.ops.parallel_for.pfor.ConversionNotImplementedError",
+        "tensorflow.python.saved_model.nested_structure_coder.NotEncodableError",
+        "tensorflow.python.saved_model.pywrap_saved_model.fingerprinting.FileNotFoundException",
+        "tensorflow.python.saved_model.pywrap_saved_model.fingerprinting.FingerprintException",
+        "tensorflow.python.saved_model.pywrap_saved_model.metrics.MetricException",
+        "tensorflow.python.summary.tb_summary.TBNotInstalledError",
+        "tensorflow.python.summary.writer.event_file_writer.QueueClosedError",
+        "tensorflow.python.trackable.data_structures._UntrackableError",
+        "tensorflow.python.trackable.trackable_utils.CyclicDependencyError",
+        "tensorflow.python.training.basic_session_run_hooks.NanLossDuringTrainingError",
+        "tensorflow.python.util.deprecation.DeprecatedNamesAlreadySetError",
+        "tensorflow.python.util.tf_export.InvalidSymbolNameError"
+    })
+
+    def load(self) -> None:
+        _tf()
+
+    def error_message(self, exc: BaseException) -> str:
+        # TensorFlow's messages may carry op names numbered per process and addresses
+        text = super().error_message(exc)
+        return _ADDRESS.sub("0x?", text)
+
+    def out_of_memory(self, exc: BaseException) -> bool:
+        return super().out_of_memory(exc) or isinstance(exc, _tf().errors.ResourceExhaustedError)
+
+    def device_unavailable(self, device: str) -> str | None:
+        return None if device == "cpu" else "tensorflow-cpu runs on the CPU only"
+
+    def global_states(self) -> list[GlobalState]:
+        tf = _tf()
+        from tensorflow.python.eager import context
+        from tensorflow.python.framework import config, ops
+        from tensorflow.python.framework import tensor as tensor_lib
+        from tensorflow.python.ops import stateful_random_ops
+        from tensorflow.python.ops.numpy_ops import np_dtypes
+
+        ctx = context.context()
+
+        def get_seed() -> Any:
+            rng = getattr(ctx, "_rng", None)
+            return ctx._seed, None if rng is None else rng.getstate()
+
+        def set_seed(saved: Any) -> None:
+            seed, rng_state = saved
+            ctx._set_global_seed(seed)
+            if rng_state is not None and getattr(ctx, "_rng", None) is not None:
+                ctx._rng.setstate(rng_state)
+
+        def get_generator() -> Any:
+            gen = stateful_random_ops.global_generator
+            return gen, None if gen is None else gen.state.numpy()
+
+        def set_generator(saved: Any) -> None:
+            gen, state = saved
+            stateful_random_ops.global_generator = gen
+            if gen is not None and state is not None:
+                gen.state.assign(state)
+
+        # tf.experimental.numpy.experimental_enable_numpy_behavior(): module flags, and methods
+        # it adds to tf.Tensor (T, reshape, ravel, ...), which nothing public removes
+        tensor_class = tensor_lib.Tensor
+
+        def get_numpy_behavior() -> Any:
+            return (ops._dtype_conversion_mode, ops._numpy_style_slicing, np_dtypes._prefer_float32,
+                    np_dtypes._allow_float64, dict(vars(tensor_class)))
+
+        def set_numpy_behavior(saved: Any) -> None:
+            mode, slicing, prefer32, allow64, attrs = saved
+            ops._dtype_conversion_mode = mode
+            ops._numpy_style_slicing = slicing
+            np_dtypes._prefer_float32 = prefer32
+            np_dtypes._allow_float64 = allow64
+            for key in set(vars(tensor_class)) - set(attrs):
+                delattr(tensor_class, key)
+            for key, value in attrs.items():
+                if vars(tensor_class).get(key, _MISSING) is not value:
+                    setattr(tensor_class, key, value)
+
+        experimental = tf.config.experimental
+        return super().global_states() + [
+            GlobalState("tensorflow.random.seed", get_seed, set_seed, always_restore=True),
+            GlobalState("tensorflow.random.global_generator", get_generator, set_generator, always_restore=True),
+            GlobalState("tensorflow.numpy_behavior", get_numpy_behavior, set_numpy_behavior),
+            GlobalState("tensorflow.run_functions_eagerly", tf.config.functions_run_eagerly,
+                        tf.config.run_functions_eagerly),
+            GlobalState("tensorflow.tensor_float_32_execution", experimental.tensor_float_32_execution_enabled,
+                        experimental.enable_tensor_float_32_execution),
+            # tf.config.experimental.enable_op_determinism; the getter and the way back are not
+            # exported (tensorflow/python/framework/config.py)
+            GlobalState("tensorflow.op_determinism", config.is_op_determinism_enabled,
+                        lambda on: (config.enable_op_determinism if on else config.disable_op_determinism)()),
+        ]
+
+    def seed(self, seed: int) -> None:
+        super().seed(seed)
+        _tf().random.set_seed(seed)
+
+    def make_input(self, spec: Any, device: str) -> Any:
+        if spec.requires_grad:
+            raise NotApplicable(f"{_TAPE} (input {spec.name!r} requires grad)")
+        return super().make_input(spec, device)
+
+    def tensor_from_numpy(self, array: Any, spec: Any, device: str) -> Any:
+        return _tf().constant(array, dtype=_dtype(spec.dtype))
+
+    def operations(self) -> dict[str, Operation]:
+        tf, tnp = _tf, _tnp
+        ops: dict[str, Operation] = {
+            # views and reshapes (TensorFlow has no strided views: what shares memory is what
+            # hands its output the input's buffer: reshape, expand_dims, squeeze, identity...)
+            "method:view": _view,
+            "method:reshape": lambda x, *s: tf().reshape(x, _shape(s)),
+            "method:transpose": lambda x, d0, d1: tf().transpose(x, _swap_perm(x, d0, d1)),
+            "method:permute": lambda x, *d: tf().transpose(x, _shape(d)),
+            "method:t": _t,
+            "method:flatten": _flatten,
+            "method:ravel": lambda x: tnp().ravel(x),
+            "method:squeeze": lambda x, dim=None: tf().squeeze(x, axis=dim),
+            "method:unsqueeze": lambda x, dim: tf().expand_dims(x, dim),
+            "method:expand": _expand,
+            "method:broadcast_to": lambda x, *s: tf().broadcast_to(x, _shape(s)),
+            "method:diagonal": lambda x, offset=0, dim1=0, dim2=1: tnp().diagonal(x, offset, dim1, dim2),
+            "method:split": _split,
+            # tf.split(x, n): n equal pieces, refused where they cannot be equal (torch's chunk
+            # makes pieces of ceil(size / n))
+            "method:chunk": lambda x, n, dim=0: tf().split(x, n, axis=dim),
+            "method:tensor_split": absent("TensorFlow has no tensor_split / array_split; tf.split takes a number "
+                                          "of equal pieces or the pieces' sizes"),
+            "method:unbind": lambda x, dim=0: tf().unstack(x, axis=dim),
+            "method:movedim": lambda x, source, destination: tnp().moveaxis(x, source, destination),
+            "method:unfold": _unfold,
+            "method:unflatten": _unflatten,
+            "method:narrow": _narrow,
+            "method:flip": lambda x, dims: tf().reverse(x, list(dims) if isinstance(dims, (list, tuple)) else [dims]),
+            "method:conj": lambda x: tf().math.conj(x),
+            "fn:view_as_real": absent("TensorFlow has no view_as_real; tf.math.real / tf.math.imag give the parts "
+                                      "as new tensors"),
+            "fn:view_as_complex": absent("TensorFlow has no view_as_complex; tf.complex(re, im) makes a new tensor"),
+            "attr:T": lambda x: tf().transpose(x),
+            "attr:mT": lambda x: tf().linalg.matrix_transpose(x),
+            "attr:real": lambda x: tf().math.real(x),
+            "attr:imag": lambda x: tf().math.imag(x),
+            "attr:shape": lambda x: x.shape,
+            # copies and conversions
+            "method:clone": lambda x: tf().identity(x),
+            "method:contiguous": absent("TensorFlow tensors are always dense and row-major: there is no "
+                                        "contiguous()"),
+            "method:detach": lambda x: tf().stop_gradient(x),
+            "method:to": _to,
+            "method:astype": lambda x, dtype: tf().cast(x, _dtype(dtype)),
+            "method:cpu": absent("TensorFlow tensors have no cpu(); placement is a tf.device('CPU') scope"),
+            "method:numpy": lambda x: x.numpy(),
+            "method:sum": lambda x, dim=None: tf().reduce_sum(x, axis=dim),
+            "method:index_select": lambda x, dim, index: tf().gather(x, index, axis=dim),
+            "method:masked_select": lambda x, mask: tf().boolean_mask(x, mask),
+            "method:gather": lambda x, dim, index: tnp().take_along_axis(x, index, axis=dim),
+            "method:take": lambda x, index: tnp().take(x, index),
+            "fn:take_along_dim": lambda x, index, dim=None: tnp().take_along_axis(x, index, axis=dim),
+            # torch's nonzero(): an (n, ndim) tensor of indices, tf.where(x) with one argument
+            "method:nonzero": lambda x: tf().where(x),
+            "method:item": lambda x: x.numpy().item(),
+            "method:tolist": lambda x: x.numpy().tolist(),
+            "method:scale": absent("TensorFlow has no scale(); the counterpart is tf.multiply"),
+            # functions: TensorFlow's own, with what the case wrote (an out= reaches them and is
+            # refused: TypeError, unexpected keyword)
+            "fn:add": lambda x, y, **kw: tf().add(x, y, **kw),
+            "fn:mul": lambda x, y, **kw: tf().multiply(x, y, **kw),
+            "fn:exp": lambda x, **kw: tf().exp(x, **kw),
+            "fn:abs": lambda x, **kw: tf().abs(x, **kw),
+            "fn:sqrt": lambda x, **kw: tf().sqrt(x, **kw),
+            "fn:sigmoid": lambda x, **kw: tf().sigmoid(x, **kw),
+            "fn:clamp": lambda x, min=None, max=None, **kw: tf().clip_by_value(x, min, max, **kw),
+            "fn:where": lambda c, x, y: tf().where(c, x, y),
+            "fn:cat": lambda xs, dim=0: tf().concat(xs, axis=dim),
+            "fn:stack": lambda xs, dim=0: tf().stack(xs, axis=dim),
+            # without a dtype, TensorFlow's default: float32
+            "fn:zeros": lambda *s, dtype=None: tf().zeros(_shape(s), dtype=tf().float32 if dtype is None
+                                                           else _dtype(dtype)),
+            "fn:ones": lambda *s, dtype=None: tf().ones(_shape(s), dtype=tf().float32 if dtype is None
+                                                         else _dtype(dtype)),
+            "fn:empty": lambda *s, dtype=None: tnp().empty(_shape(s), dtype=tf().float32 if dtype is None
+                                                           else _dtype(dtype)),
+            "fn:tensor": lambda a, dtype=None: tf().constant(a, dtype=None if dtype is None else _dtype(dtype)),
+            "fn:as_tensor": lambda a, dtype=None: tf().convert_to_tensor(
+                a, dtype=None if dtype is None else _dtype(dtype)),
+            "fn:from_numpy": absent("TensorFlow has no from_numpy (a tensor over the array's memory); "
+                                    "tf.convert_to_tensor copies the array"),
+            "fn:from_dlpack": _from_dlpack,
+            # activations: tf.nn's own, with what the case wrote (inplace= reaches them and is refused)
+            "fn:relu": lambda x, **kw: tf().nn.relu(x, **kw),
+            "fn:leaky_relu": lambda x, negative_slope=0.2, **kw: tf().nn.leaky_relu(x, negative_slope, **kw),
+            "fn:elu": lambda x, *args, **kw: tf().nn.elu(x, *args, **kw),
+            # TensorFlow has no hardtanh: the counterpart is clip_by_value
+            "fn:hardtanh": lambda x, min_val=-1.0, max_val=1.0, **kw: tf().clip_by_value(x, min_val, max_val, **kw),
+            "fn:dropout": lambda x, p=0.5, **kw: tf().nn.dropout(x, rate=p, **kw),
+            "fn:ReLU": _keras_layer("ReLU"),
+            "fn:LeakyReLU": _keras_layer("LeakyReLU"),
+            "fn:ELU": _keras_layer("ELU"),
+            "fn:Dropout": _keras_layer("Dropout"),
+            "fn:Hardtanh": absent("TensorFlow / Keras have no Hardtanh layer; the counterpart is tf.clip_by_value"),
+            "method:eval": absent(_NO_TRAIN_MODE),
+            "method:train": absent(_NO_TRAIN_MODE),
+            "call": _call_layer,
+            # TensorFlow's own operations, for the cases written for it
+            "fn:Variable": _variable,
+            "fn:constant": lambda a, dtype=None: tf().constant(a, dtype=None if dtype is None else _dtype(dtype)),
+            "fn:convert_to_tensor": lambda a, dtype=None: tf().convert_to_tensor(
+                a, dtype=None if dtype is None else _dtype(dtype)),
+            "fn:identity": lambda x: tf().identity(x),
+            "fn:stop_gradient": lambda x: tf().stop_gradient(x),
+            "fn:reshape": lambda x, shape: tf().reshape(x, shape),
+            "fn:cast": lambda x, dtype: tf().cast(x, _dtype(dtype)),
+            "fn:expand_dims": lambda x, axis: tf().expand_dims(x, axis),
+            "fn:to_dlpack": lambda x: tf().experimental.dlpack.to_dlpack(x),
+            "method:assign": lambda v, value, **kw: v.assign(value, **kw),
+            "method:assign_add": lambda v, value, **kw: v.assign_add(value, **kw),
+            "method:assign_sub": lambda v, value, **kw: v.assign_sub(value, **kw),
+            "method:scatter_nd_update": lambda v, indices, updates: v.scatter_nd_update(indices, updates),
+            "method:read_value": lambda v: v.read_value(),
+            "method:value": lambda v: v.value(),
+        }
+        ops.update(NUMPY_CONVERSIONS)
+        for name in ("add_", "sub_", "mul_", "div_", "exp_", "zero_", "fill_", "normal_", "uniform_", "clamp_",
+                     "relu_", "sigmoid_", "abs_", "neg_", "sqrt_", "copy_", "scale_", "t_", "transpose_",
+                     "resize_", "unsqueeze_", "squeeze_", "masked_fill_"):
+            ops["method:" + name] = absent(_NO_INPLACE)
+        for key in ("fn:abs_", "fn:relu_", "fn:leaky_relu_", "fn:elu_", "fn:hardtanh_"):
+            ops[key] = absent(_NO_INPLACE)
+        for key in ("method:backward", "method:requires_grad_", "method:detach_", "attr:grad", "attr:is_leaf",
+                    "attr:requires_grad", "setattr:requires_grad", "attr:data", "setattr:data",
+                    "block:no_grad", "block:enable_grad"):
+            ops[key] = absent(_TAPE)
+        return ops
+
+
+_MISSING = object()
