@@ -262,26 +262,20 @@ class ArrayApiStrictAdapter(ArrayApiStrictProbes, Adapter):
     error_patterns = {
         # the standard's type promotion: no promotion between kinds, Python scalars only of the
         # array's kind, in-place operators and __setitem__ never change the left side's dtype
-        "dtype_cast": (r"scalars can only be promoted with", r"scalars cannot be promoted with",
-                       r"cannot be type promoted together", r"^TypeError: Cannot perform __i\w+__ with dtypes",
-                       r"^TypeError: mismatched dtypes",
+        # each a message the corpus records (docs/case-format.md, "Error kinds"): a message never
+        # met is classified on purpose when a case first meets it (tests/test_error_kinds.py)
+        "dtype_cast": (r"scalars can only be promoted with", r"cannot be type promoted together",
+                       r"^TypeError: Cannot perform __i\w+__ with dtypes",
                        r"The Array API standard stipulates that casting \S+ to \S+ should not be permitted"),
-        "unsupported_dtype": (r"^TypeError: Only [\w -]+ dtypes are allowed in",
-                              r"does not support the dtype", r"does not support dtype="),
+        "unsupported_dtype": (r"^TypeError: Only [\w -]+ dtypes are allowed in",),
         # indices the standard does not specify, which array-api-strict refuses (NumPy would take them)
         "type_error": (r"^IndexError: .*but the multi-axes index only specifies \d+ dimensions",
                        r"^IndexError: Single-axes index .* but only integers, slices",
-                       r"^IndexError: Integer index arrays are only allowed with integer indices",
                        r"^IndexError: Fancy indexing __setitem__ is not supported",
-                       r"^IndexError: Index arrays for array_api_strict must be array_api_strict arrays",
-                       r"^TypeError: array iteration is not allowed in array-api-strict",
-                       r"^TypeError: Expected Array or Python scalar",
-                       r"^TypeError: `shape` must be a tuple of ints"),
-        "shape_mismatch": (r"^ValueError: x\.T requires x to have 2 dimensions",
-                           r"^TypeError: (bool|int|float|complex) is only allowed on arrays with 0 dimensions"),
+                       # reshape(x, [3, 2]): the standard's shape is a tuple (tests/test_array_api_strict_adapter.py)
+                       r"^TypeError: .shape. must be a tuple of ints"),
         "other": (r"^ValueError: Arrays from two different devices",
-                  r"^RuntimeError: Can't convert array on the .* device to a NumPy array",
-                  r"^ValueError: Unsupported device"),
+                  r"^RuntimeError: Can't convert array on the .* device to a NumPy array"),
     }
 
     def load(self) -> None:

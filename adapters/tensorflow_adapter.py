@@ -301,38 +301,24 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
         r"^TypeError: Got an unexpected keyword argument 'out'",
     ))
     unobservable = frozenset({"version_change", "grad", "requires_grad", "is_leaf"})
+    # each a message the corpus records (docs/case-format.md, "Error kinds"): a message never
+    # met is classified on purpose when a case first meets it (tests/test_error_kinds.py)
     error_patterns = {
-        "dtype_cast": (
-            # tf.add(int_tensor, float_tensor): no implicit promotion between tensors
-            r"cannot compute \w+ as input #\d+\(zero-based\) was expected to be a \w+ tensor but is a \w+ tensor",
-            r"Tensor conversion requested dtype \w+ for Tensor with dtype \w+",
-            r"ConcatOp : Expected concatenating dimensions in the range",
-        ),
-        "shape_mismatch": (
-            r"Incompatible shapes", r"Can not squeeze dim\[\d+\], expected a dimension of 1",
-            r"Input to reshape is a tensor with \d+ values, but the requested shape",
-            r"ConcatOp : Dimension \d+ in both shapes must be equal",
-            r"Shapes of all inputs must match", r"Dimensions must be equal",
-            r"Unable to broadcast tensor of shape", r"are incompatible",
-            r"Determined shape must either match input shape along split_dim exactly",
-            r"Number of ways to split should evenly divide the split dimension",
-        ),
-        "unsupported_dtype": (r"Could not find device for node: \{\{node \w+\}\}",
-                              r"Value for attr 'T' of \w+ is not in the list of allowed values"),
+        # tf.add(int_tensor, float_tensor): no implicit promotion between tensors
+        "dtype_cast": (r"cannot compute \w+ as input #\d+\(zero-based\) was expected to be a \w+ tensor but is a "
+                       r"\w+ tensor",),
+        "shape_mismatch": (r"Can not squeeze dim\[\d+\], expected a dimension of 1",
+                           r"ConcatOp : Dimension \d+ in both shapes must be equal",
+                           r"Number of ways to split should evenly divide the split dimension"),
         # a Keras layer given a keyword it has no parameter for (ReLU(inplace=True))
         "type_error": (r"^ValueError: Unrecognized keyword arguments passed to \w+",
                        # TensorFlow's dispatch refusing a keyword (tf.nn.leaky_relu(x, inplace=True))
-                       r"^TypeError: Got an unexpected keyword argument",
-                       # x[[0, 2]], x[:, [0, 2]]: tf.Tensor.__getitem__ takes no index lists
-                       r"^TypeError: Only integers, slices \(`:`\), ellipsis \(`...`\), tf.newaxis \(`None`\) "
-                       r"and scalar tf.int32/tf.int64 tensors are valid indices"),
-        # NumPy refusing to export a read-only array through a legacy DLPack capsule (which
-        # cannot say read-only): what tf.experimental.dlpack.from_dlpack(a.__dlpack__()) meets
-        "read_only": (r"read-only", r"not writable", r"non-writable",
-                      r"Cannot export readonly array since signalling readonly is unsupported by DLPack"),
-        # recorded by the corpus and none of the kinds: x[[0, 2]] is x[0, 2] in TensorFlow (a
-        # list is one index per dimension), out of range
-        "other": (r"Index out of range using input dim \d+", r"slice index -?\d+ of dimension \d+ out of bounds"),
+                       r"^TypeError: Got an unexpected keyword argument"),
+        # NumPy's refusals, in TensorFlow's runs (np.asarray(t) is a read-only view)
+        "read_only": (r"read-only",),
+        # none of the kinds: x[[0, 2]] is x[0, 2] in TensorFlow (a list is one index per
+        # dimension), out of range
+        "other": (r"Index out of range using input dim \d+",),
     }
     exception_types = frozenset({  # every exception class it defines (base.Adapter.exception_types)
         "tensorflow.lite.python.authoring.authoring.CompatibilityError",

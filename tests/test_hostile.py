@@ -359,6 +359,9 @@ ALLOWED = {
     ("conformance/registry.py", "_load", "importlib.import_module"):
         "imports an adapter named by the built-in table or an installed package's entry point, "
         "never by a case file",
+    ("adapters/base.py", "setup", "importlib.import_module"):
+        "imports the modules an adapter class declares in its imports_first (adapter code), never a "
+        "name from a case file",
     ("conformance/tools/casewrite.py", "rewrite", "yaml.load"):
         "ruamel.yaml's round-trip loader (typ='rt': it builds no Python object from a tag) re-reads, "
         "for `observe --write` only, a case file the suite's own reader has already loaded without a "

@@ -61,7 +61,28 @@ def test_one_item_per_case_and_framework(corpus: pytest.Pytester) -> None:
     ids = [line for line in result.outlines if "::" in line]
     assert ids == [f"cases/views/good.yaml::{case}[{fw}]"
                    for case in ("views.reshape.contiguous", "copies.clone.fresh")
+                   for fw in ("numpy", "torch", "paddle")]  # the ini's conformance_frameworks
+
+
+def test_no_ini_frameworks_is_every_registered_framework(corpus: pytest.Pytester) -> None:
+    result = corpus.runpytest("--collect-only", "-q", "-o", "conformance_frameworks=")
+    ids = [line for line in result.outlines if "::" in line]
+    assert ids == [f"cases/views/good.yaml::{case}[{fw}]"
+                   for case in ("views.reshape.contiguous", "copies.clone.fresh")
                    for fw in registry.BUILTIN]
+
+
+def test_an_unknown_framework_in_the_ini_is_a_usage_error(corpus: pytest.Pytester) -> None:
+    result = corpus.runpytest("-o", "conformance_frameworks=numpy, mxnet")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini conformance_frameworks: unknown framework(s) mxnet; known: numpy, torch, *"])
+
+
+def test_frameworks_option_outside_the_projects_frameworks_is_a_usage_error(corpus: pytest.Pytester) -> None:
+    result = corpus.runpytest("--frameworks", "numpy,jax")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--frameworks: jax not among this project's frameworks "
+                                 "(ini conformance_frameworks: numpy, torch, paddle); add them there"])
 
 
 def test_dash_k_selects_a_framework(corpus: pytest.Pytester) -> None:

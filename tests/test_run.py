@@ -25,6 +25,8 @@ def checkout(pytester: pytest.Pytester) -> pytest.Pytester:
     (pytester.path / "cases" / "views").mkdir(parents=True)
     (pytester.path / "cases" / "views" / "good.yaml").write_text(GOOD)
     (pytester.path / "cases" / "views" / "wrong.yaml").write_text(WRONG)
+    # the counts below are of three frameworks' items, whatever the registry holds
+    pytester.makeini("[pytest]\nconformance_paths = cases\nconformance_frameworks = numpy, torch, paddle\n")
     return pytester
 
 

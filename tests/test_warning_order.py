@@ -326,8 +326,10 @@ def pytest_in_order(folder: Path, nodeids: list[str], name: str, *options: str) 
                           env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"})
     assert proc.returncode in (0, 1), proc.stdout[-4000:] + proc.stderr[-4000:]
     # -v lists the items as they run (each "::" there may stand for a dot of the case id)
+    # (an item's line has its outcome: the warnings summary names items too)
     ran = [line.split(" ", 1)[0].replace("::", ".") for line in proc.stdout.splitlines()
-           if line.startswith(("first.yaml::", "again.yaml::"))]
+           if line.startswith(("first.yaml::", "again.yaml::"))
+           and line.partition(" ")[2].startswith(("PASSED", "FAILED", "SKIPPED", "ERROR"))]
     assert ran == [n.replace("::", ".") for n in nodeids if n.rsplit("[", 1)[1][:-1] in frameworks], \
         "pytest did not run the items in the order given"
     records = json.loads((folder / name).read_text())["results"]
@@ -345,7 +347,9 @@ def two_orders(folder: Path, *options: str) -> tuple[dict, dict]:
 
 def same_case(records: dict) -> dict:
     """The records of the copies under their case's id, case and copy side by side."""
-    return {(case.removesuffix("_again"), fw, case.endswith("_again")): {**r, "case": case.removesuffix("_again")}
+    return {(case.removesuffix("_again"), fw, case.endswith("_again")):
+            {**r, "case": case.removesuffix("_again"),  # a refused step's place names its file
+             "reason": r["reason"] and r["reason"].replace("(again.yaml:", "(first.yaml:")}
             for (case, fw), r in records.items()}
 
 

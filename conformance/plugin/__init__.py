@@ -265,6 +265,11 @@ def select_frameworks(config: pytest.Config, items: list[pytest.Item]) -> None:
     if unknown:
         raise pytest.UsageError(f"--frameworks: unknown framework(s) {', '.join(unknown)}; "
                                 f"known: {', '.join(registry.framework_names())}")
+    project = config.stash[index_key].frameworks
+    outside = [n for n in names if project and n not in project]
+    if outside:  # they would select no item, and the run would say only that nothing ran
+        raise pytest.UsageError(f"--frameworks: {', '.join(outside)} not among this project's frameworks "
+                                f"(ini conformance_frameworks: {', '.join(project)}); add them there")
     keep: list[pytest.Item] = []
     drop: list[pytest.Item] = []
     for item in items:

@@ -29,7 +29,7 @@ from conformance.ir import AttrTarget, NameTarget, Op, PyOp, Ref, names_bound
 from conformance.kinds.base import shown
 from conformance.kinds.errors import message_pattern
 from conformance.model import Case, Expect, ResultKey
-from conformance.outcomes import ERROR, NOT_APPLICABLE, SKIPPED
+from conformance.outcomes import ERROR, NOT_APPLICABLE, REFUSED, SKIPPED
 from conformance.run.engine import run
 from conformance.run.sandbox import FrameworkUnavailable, Sandbox, SandboxError
 
@@ -42,7 +42,9 @@ WARNING_KEY = ResultKey("warning")
 class Observation:
     framework: str
     version: str | None
-    status: str = "ran"  # ran / not_applicable / skipped / error (a crash, a timeout, a limit)
+    # ran / not_applicable / skipped / refused (an immutable framework refused a mutation of
+    # the steps: its item's verdict, so no override) / error (a crash, a timeout, a limit)
+    status: str = "ran"
     reason: str = ""
     observed: dict[ResultKey, Any] = field(default_factory=dict)  # values.y -> value, shares_memory.y.x -> bool
     error: dict[str, Any] | None = None  # {at, kind, type, message}
@@ -141,8 +143,9 @@ def observe(case: Case, adapter: Any, sandbox: Sandbox | None = None) -> Observa
     if outcome.verdict == ERROR:
         obs.status, obs.reason = ERROR, outcome.reason
         return obs
-    if outcome.verdict in (NOT_APPLICABLE, SKIPPED):
-        obs.status, obs.reason = outcome.verdict, outcome.reason.removeprefix("not applicable: ")
+    if outcome.verdict in (NOT_APPLICABLE, SKIPPED, REFUSED):
+        reason = outcome.reason.removeprefix("not applicable: ").removeprefix("refused: ")
+        obs.status, obs.reason = outcome.verdict, reason
         return obs
     obs.observed = dict(outcome.observed)
     for step in outcome.steps:
