@@ -316,14 +316,11 @@ class JaxAdapter(JaxProbes, Adapter):
                 if getattr(jax.config, flag) != value:
                     jax.config.update(flag, value)
 
-        # JAX's caches of compiled executables decide which dispatch path an operation takes,
-        # and with it what a step raises: reading a donated array is RuntimeError "Array has
-        # been deleted" where the operation is compiled then, ValueError "INVALID_ARGUMENT:
-        # ... Buffer has been deleted or donated" where an earlier item compiled it (measured,
-        # JAX 0.10). Emptied before every item, as in a fresh process.
-        caches = GlobalState("jax.compilation_caches", lambda: None, lambda _: None, reset=jax.clear_caches)
-        # JAX has no global RNG (its random functions take explicit keys): nothing to seed
-        return super().global_states() + [GlobalState("jax.config", get, restore), caches]
+        # JAX has no global RNG (its random functions take explicit keys): nothing to seed.
+        # Its caches of compiled executables are not emptied per item (recompiling every
+        # operation of every item doubles JAX's run): the one case whose outcome depends on
+        # them empties them itself (fn:clear_caches, memory.jax.donate.use_after_donation_raises)
+        return super().global_states() + [GlobalState("jax.config", get, restore)]
 
     def tensor_from_numpy(self, array: Any, spec: Any, device: str) -> Any:
         # jnp.array copies; a 64-bit dtype becomes JAX's 32-bit one while jax_enable_x64 is
@@ -435,6 +432,9 @@ class JaxAdapter(JaxProbes, Adapter):
             "fn:device_put": lambda a, device=None: jax().device_put(a, None if device is None else _device(device)),
             "fn:stop_gradient": lambda x: jax().lax.stop_gradient(x),
             "fn:jit_donate_add": _jit_donate_add,
+            # jax.clear_caches(): which executables are cached decides the dispatch path, and
+            # with it what some steps raise (a donated array's use: RuntimeError or ValueError)
+            "fn:clear_caches": lambda: jax().clear_caches(),
             "method:is_deleted": passthrough("is_deleted"),
             "method:to_device": lambda x, device: x.to_device(_device(device)),
             # autograd: detach is stop_gradient (the one tape-free counterpart)

@@ -8,7 +8,8 @@ order (each operation is the adapter's callable for its key, called directly, so
 are identical), and an assertion per expectation with the adapter's probes (values, dtype,
 shape, grad, requires_grad, is_leaf, version counters, memory overlap, identity, the error
 and the warning). No YAML, no engine, no plugin, no sandbox, no isolation: straight-line
-Python, as a person would write the tests by hand.
+Python, as a person would write the tests by hand. An item whose mutation an immutable
+framework refuses (outcome refused: JAX, TensorFlow) is a test that the step raises.
 
 Then, side by side and --repeat times each, in fresh processes from the repository root:
 
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import operator
 import os
 import re
 import shutil
@@ -50,7 +52,7 @@ from conformance import kinds, registry
 from conformance.ir import AttrTarget, Const, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step
 from conformance.load.reader import load_file
 from conformance.model import Case
-from conformance.run.engine import PASS, not_applicable, run
+from conformance.run.engine import PASS, REFUSED, not_applicable, run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,6 +70,10 @@ def literal(value: Any) -> str:
     return repr(value)
 
 
+# the op:<name> entries of the adapter being generated for that are not Python's operator
+TRANSLATED_OPERATORS: set[str] = set()
+
+
 def expr(e: Any) -> str:
     if e is None:
         return "None"
@@ -81,7 +87,11 @@ def expr(e: Any) -> str:
     if isinstance(e, SliceExpr):
         return f"slice({expr(e.start)}, {expr(e.stop)}, {expr(e.step)})"
     if isinstance(e, PyOp):
-        # the operator itself, as a test written by hand would (the suite calls the adapter's op:<name>)
+        # the operator itself, as a test written by hand would (the suite calls the adapter's
+        # op:<name>), unless the framework refuses the case's spelling and the adapter maps it
+        # (JAX's x[[0, 2]] is x[jnp.array([0, 2])]): then the mapping, as the hand would write
+        if f"op:{e.op}" in TRANSLATED_OPERATORS:
+            return f"OPS['op:{e.op}']({', '.join(expr(a) for a in e.args)})"
         return f"operator.{e.op}({', '.join(expr(a) for a in e.args)})"
     assert isinstance(e, Op)
     args = [expr(a) for a in e.args] + [f"{k}={expr(v)}" for k, v in e.kwargs]
@@ -118,8 +128,11 @@ def assign(target: Any, value: str) -> list[str]:
 class Writer:
     """The body of one test function."""
 
-    def __init__(self, case: Case, adapter: Any) -> None:
+    def __init__(self, case: Case, adapter: Any, refused_at: int | None = None) -> None:
         self.case, self.adapter, self.expect = case, adapter, case.expect_for(adapter.name)
+        # an immutable framework's refusal of the mutation at this step is the item's verdict
+        # (outcome refused): the test asserts the refusal and nothing after it, as the suite
+        self.refused_at = refused_at
         self.lines: list[str] = []
         self.versions = {name for (name,) in self.expect.checks.get("version_change", {})}
         self.seen: set[str] = set()
@@ -136,6 +149,8 @@ class Writer:
     def steps(self, steps: tuple[Step, ...], indent: int) -> bool:
         """Emit the steps; False once the expected error was raised (the rest do not run)."""
         error, warning = self.expect.checks.get("error"), self.expect.checks.get("warning")
+        if self.refused_at is not None:  # the refusal is all the suite checks
+            error = warning = None
         for step in steps:
             if step.kind == "block":
                 self.emit(f"with OPS['block:{step.block}']():", indent)
@@ -143,7 +158,7 @@ class Writer:
                     return False
                 continue
             body = statement(step)
-            if error is not None and error.at == step.number:
+            if (error is not None and error.at == step.number) or self.refused_at == step.number:
                 self.emit("with pytest.raises(Exception):", indent)
                 for line in body:
                     self.emit(line, indent + 1)
@@ -196,7 +211,8 @@ class Writer:
             self.emit(f"{spec.name} = ADAPTER.make_input({spec_source(spec)}, 'cpu')", 1)
         self.note_bound([spec.name for spec in self.case.given], 1)
         self.steps(self.case.steps, 1)
-        self.checks()
+        if self.refused_at is None:
+            self.checks()
         return "\n".join(self.lines) + "\n"
 
 
@@ -220,8 +236,11 @@ import pytest
 
 from conformance.adapters.{module} import {cls}
 from conformance.model import Generated, TensorSpec
+from conformance.run.probes import Probes
 
-ADAPTER = {cls}()
+# Probes: a tensor of another framework (DLPack cases) is probed by its own framework's
+# adapter, as a person writing the test would (everything else is the adapter's own)
+ADAPTER = Probes({cls}())
 ADAPTER.setup()
 OPS = ADAPTER.ops
 if os.environ.get("BASELINE_GC_FREEZE"):  # the tuned variant: what the suite does after collection
@@ -244,16 +263,24 @@ def values_match(observed, expected):
 
 def generate(cases: list[Case], framework: str) -> tuple[str, int]:
     adapter = registry.get_adapter(framework)
+    TRANSLATED_OPERATORS.update(key for key, call in adapter.ops.items()
+                                if key.startswith("op:") and call is not getattr(operator, key[3:], None))
     cls = type(adapter)
     source = PRELUDE.format(framework=framework, module=cls.__module__.rsplit(".", 1)[1], cls=cls.__name__)
     count = 0
     for case in cases:
-        # the items that run and pass here (known divergences included): decided by running
-        # them once with the engine, at generation, which is not timed
-        if not_applicable(case, adapter) is not None or run(case, adapter).verdict != PASS:
+        # the items that run and pass here (known divergences included), or whose mutation the
+        # framework refuses (outcome refused): decided by running them once with the engine,
+        # at generation, which is not timed
+        if not_applicable(case, adapter) is not None:
             continue
+        outcome = run(case, adapter)
+        if outcome.verdict not in (PASS, REFUSED):
+            continue
+        refused_at = next((s.number for s in outcome.steps if s.error is not None), None) \
+            if outcome.verdict == REFUSED else None
         count += 1
-        source += "\n\n" + Writer(case, adapter).function(count)
+        source += "\n\n" + Writer(case, adapter, refused_at).function(count)
     return source, count
 
 
@@ -284,16 +311,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frameworks", default="numpy,torch,paddle")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", metavar="DIR", help="write the generated modules here (default: a temporary folder)")
+    parser.add_argument("--generate", metavar="FW", help=argparse.SUPPRESS)  # one module, in this process
     args = parser.parse_args(argv)
-    cases = corpus()
     folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="conformance-baseline-"))
     folder.mkdir(parents=True, exist_ok=True)
+    if args.generate:
+        source, count = generate(corpus(), args.generate)
+        (folder / f"baseline_{args.generate}.py").write_text(source)
+        print(count)
+        return 0
     frameworks = args.frameworks.split(",")
     modules, counts = {}, {}
     for framework in frameworks:
-        source, counts[framework] = generate(cases, framework)
+        # each framework's module is generated in a process of its own, as the suite runs it
+        # (MindSpore cannot be imported after Paddle; TensorFlow imports Paddle first)
+        proc = subprocess.run([sys.executable, __file__, "--generate", framework, "--keep", str(folder)],
+                              cwd=ROOT, capture_output=True, text=True, check=True)
+        counts[framework] = int(proc.stdout.split()[-1])
         modules[framework] = folder / f"baseline_{framework}.py"
-        modules[framework].write_text(source)
     print(f"generated in {folder}")
     cache = folder / "case-cache"
     warm_env = {"CONFORMANCE_CACHE_DIR": str(cache), "PYTHONDONTWRITEBYTECODE": ""}

@@ -21,6 +21,8 @@ import threading
 import time
 from pathlib import Path
 
+from conformance import registry
+
 ROOT = Path(__file__).resolve().parent.parent
 MODES = {
     "serial": [],
@@ -98,11 +100,11 @@ def run_once(args: list[str]) -> dict[str, float]:
     return {"wall_s": wall, "peak_tree_mib": memory.peak_total / 1024, "peak_single_mib": memory.peak_single / 1024}
 
 
-def import_time(module: str) -> float:
-    code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
-    if module == "paddle":  # as the adapter imports it (quiet, flags from the environment)
-        code = ("import time; t = time.perf_counter(); from conformance.adapters.paddle_adapter import _paddle; "
-                "_paddle(); print(time.perf_counter() - t)")
+def import_time(framework: str) -> float:
+    """The framework's import as the sandbox child makes it, in a fresh interpreter: the
+    adapter's setup() (its flags, its ``imports_first``: TensorFlow's includes Paddle's)."""
+    code = ("import time; from conformance import registry; a = registry.get_adapter(%r); "
+            "t = time.perf_counter(); a.setup(); print(time.perf_counter() - t)" % framework)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT).stdout
     return float(out.strip().splitlines()[-1])
 
@@ -112,9 +114,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--modes", default=",".join(MODES))
     args = parser.parse_args(argv)
-    for module in ("numpy", "torch", "paddle"):
-        times = [import_time(module) for _ in range(args.repeat)]
-        print(f"import {module:7} {statistics.median(times):6.2f} s")
+    for framework in registry.framework_names():
+        if registry.get_adapter(framework).unavailable() is None:
+            times = [import_time(framework) for _ in range(args.repeat)]
+            print(f"import {framework:16} {statistics.median(times):6.2f} s")
     print(f"{'mode':16} {'wall':>7} {'peak RSS (tree)':>16} {'largest process':>16}")
     results = {}
     for mode in args.modes.split(","):

@@ -202,9 +202,11 @@ def _summary(data: dict) -> str:
 
     report = build(data)
     lines = []
-    for fw, numbers in outcome_counts(report):
+    rows = outcome_counts(report)
+    width = max([8, *(len(fw) for fw, _ in rows)])  # one column of counts, whatever the names
+    for fw, numbers in rows:
         counts = ", ".join(f"{n} {o}" for o, n in zip(OUTCOMES, numbers) if n)
-        lines.append(f"  {fw:<8} {counts or 'nothing ran'}")
+        lines.append(f"  {fw:<{width}} {counts or 'nothing ran'}")
     lines.append(f"  agreement {report.overall.text()}; {len(report.divergences)} divergent cases")
     return "\n".join(lines)
 
