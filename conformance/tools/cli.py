@@ -203,7 +203,8 @@ def _summary(data: dict) -> str:
     report = build(data)
     lines = []
     rows = outcome_counts(report)
-    width = max([8, *(len(fw) for fw, _ in rows)])  # one column of counts, whatever the names
+    # one column of counts for the frameworks that ran, whatever their names' length
+    width = max([8, *(len(fw) for fw, numbers in rows if any(numbers))])
     for fw, numbers in rows:
         counts = ", ".join(f"{n} {o}" for o, n in zip(OUTCOMES, numbers) if n)
         lines.append(f"  {fw:<{width}} {counts or 'nothing ran'}")
