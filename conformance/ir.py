@@ -178,27 +178,35 @@ def names_bound(step: Step) -> list[str]:
 # --------------------------------------------------------------------------- what a step produces
 
 
+def _is_int(e: Expr | None) -> bool:
+    """An integer constant, negative ones included (``-1`` is ``neg`` of the constant 1)."""
+    if isinstance(e, PyOp) and e.op in ("neg", "pos") and len(e.args) == 1:
+        return _is_int(e.args[0])
+    return isinstance(e, Const) and type(e.value) is int
+
+
 def index_kind(index: Expr | None) -> str:
-    """``basic`` for ints, slices, ``None`` and ``...`` (NumPy's view-producing indexing),
-    ``advanced`` for lists and tensors."""
+    """``basic`` for ints (negative ones too), slices, ``None`` and ``...`` (NumPy's
+    view-producing indexing), ``advanced`` for lists and tensors."""
     parts = index.items if isinstance(index, Seq) and index.tuple_ else (index,)
-    basic = all(isinstance(p, SliceExpr) or (isinstance(p, Const) and (p.value is None or p.value is Ellipsis
-                                                                       or type(p.value) is int))
+    basic = all(isinstance(p, SliceExpr) or _is_int(p) or (isinstance(p, Const) and (p.value is None
+                                                                                      or p.value is Ellipsis))
                 for p in parts)
     return "basic" if basic else "advanced"
 
 
 def productions(steps: Iterable[Step]) -> list[tuple[int, str, str, str]]:
-    """``(step, operation, result, input)`` for each step ``result = op(input, ...)`` whose two
-    names keep their binding to the end of the case, so that a relation observed between
-    them at the end describes what that step did. ``operation`` is a table key, or
-    ``index:basic`` / ``index:advanced`` for ``x[...]``."""
+    """``(step, operation, result, input)`` for each result of a step ``result = op(input,
+    ...)`` (or ``a, b = op(input, ...)``: one for each of a and b) whose names keep their
+    binding to the end of the case, so that a relation observed between them at the end
+    describes what that step did. ``operation`` is a table key, or ``index:basic`` /
+    ``index:advanced`` for ``x[...]``."""
     flat = [s for step in steps for s in step.flat()]
     found = []
     for i, step in enumerate(flat):
-        if step.kind != "assign" or len(step.targets) != 1 or not isinstance(step.targets[0], NameTarget):
+        if step.kind != "assign" or not all(isinstance(t, NameTarget) for t in step.targets):
             continue
-        value, result = step.value, step.targets[0].name
+        value = step.value
         if isinstance(value, Op) and value.key != "call":
             operation, args = value.key, value.args
         elif isinstance(value, PyOp) and value.op == "getitem":
@@ -206,14 +214,13 @@ def productions(steps: Iterable[Step]) -> list[tuple[int, str, str, str]]:
         else:
             continue
         source = next((a.name for a in args if isinstance(a, Ref)), None)
-        if source is None or source == result:
-            continue
         # a later rebinding, or a later attribute assignment (``a.data = ...`` swaps a's
         # buffer), would make the final relation describe something else than this step
         later = {n for s in flat[i + 1:] for n in names_bound(s)}
         later |= {t.obj.name for s in flat[i + 1:] for t in s.targets
                   if isinstance(t, AttrTarget) and isinstance(t.obj, Ref)}
-        if result in later or source in later:
+        if source is None or source in later:
             continue
-        found.append((step.number, operation, result, source))
+        found += [(step.number, operation, result, source) for result in names_bound(step)
+                  if result != source and result not in later]
     return found

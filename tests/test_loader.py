@@ -362,6 +362,20 @@ def test_productions_pair_each_result_with_its_input() -> None:
     assert productions(case.steps) == []
 
 
+def test_productions_of_a_negative_index_and_of_several_results() -> None:
+    """Two defects of the operation classification (issue 18): ``x[-1]`` is basic indexing
+    (-1 is ``neg`` of a constant), and a step with several results (``a, b = x.split(2)``)
+    produces each of them."""
+    from conformance.ir import productions
+
+    steps = '"y = x[-1]", "z = x[1:, -2]", "w = x[[-1]]", "a, b = x.split(2)", "p, q = x.chunk(2)", "q = x.T"'
+    (case,) = load_text(case_with(steps=f"[{steps}]"), "c.yaml", Vocabulary(operations=None)).cases
+    assert productions(case.steps) == [(1, "index:basic", "y", "x"), (2, "index:basic", "z", "x"),
+                                       (3, "index:advanced", "w", "x"), (4, "method:split", "a", "x"),
+                                       (4, "method:split", "b", "x"), (5, "method:chunk", "p", "x"),
+                                       (6, "attr:T", "q", "x")]  # q is rebound: step 5 keeps p only
+
+
 # ---- one-line text: no line break, no control character (docs/security.md, output escaping)
 
 ONE_LINE_FIELDS = {

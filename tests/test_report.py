@@ -67,6 +67,45 @@ def test_operation_that_raises_is_classified_as_raising() -> None:
     assert ops["method:reshape"]["torch"] == {"raises (not_contiguous_view)": ["views.reshape.agree"]}
 
 
+CLASSIFIED = """\
+cases:
+  - id: views.index.negative
+    title: x[-1] of a 2-D tensor is a row
+    given:
+      x: {shape: [2, 2], fill: 1.0}
+    steps:
+      - y = x[-1]
+    expect:
+      shares_memory: {y & x: true}
+  - id: views.split.halves
+    title: both halves of split(1) share memory with x
+    given:
+      x: {data: [1.0, 2.0]}
+    steps:
+      - a, b = x.split(1)
+    expect:
+      shares_memory: {a & x: true, b & x: true}
+"""
+
+
+def test_operation_classification_of_a_negative_index_and_of_several_results() -> None:
+    """Two defects the classification had (issue 18), from case files to the table: x[-1] was
+    filed under advanced indexing, and a step with several results under nothing."""
+    from results_factory import document
+
+    from conformance import registry
+    from conformance.load.reader import load_text
+    from conformance.report.results import case_info
+
+    cases = {c.id: case_info(c) for c in load_text(CLASSIFIED, "cases/c.yaml", registry.vocabulary()).cases}
+    records = [record("views.index.negative", fw, pairs={("y", "x"): "view"}) for fw in ("torch", "numpy")]
+    records += [record("views.split.halves", fw, pairs={("a", "x"): "view", ("b", "x"): "view"})
+                for fw in ("torch", "numpy")]
+    ops = {o.operation: o.kinds for o in analysis.build(document(cases, records)).operations}
+    assert ops == {"index:basic": {fw: {"view": ["views.index.negative"]} for fw in ("torch", "numpy")},
+                   "method:split": {fw: {"view": ["views.split.halves"]} for fw in ("torch", "numpy")}}
+
+
 def test_claim_verdicts_use_the_per_framework_stance() -> None:
     claims = {c.claim: c for c in analysis.build(sample()).claims}
     assert claims["S3-03"].verdicts == {"torch": "holds", "paddle": "does not hold", "numpy": "holds"}

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from conformance import kinds
-from conformance.ir import AttrTarget, NameTarget, Op, PyOp, Ref, names_bound
+from conformance.ir import names_bound, productions
 from conformance.kinds.base import shown
 from conformance.kinds.errors import message_pattern
 from conformance.model import Case, Expect, ResultKey
@@ -63,28 +63,9 @@ def made_pairs(case: Case) -> set[tuple[str, str]]:
     """(result, source) for each step that binds names to what an operation (or ``x[...]``)
     made of a source, its first name argument: ``y = x.view(4)`` gives (y, x), ``a, b =
     x.split(2)`` gives (a, x) and (b, x). Only names that keep their binding to the end of
-    the case (as ``conformance.ir.productions``, which this extends to several results), so
-    that a relation observed at the end describes what that step did."""
-    flat = case.flat_steps()
-    found = set()
-    for i, step in enumerate(flat):
-        if step.kind != "assign" or not all(isinstance(t, NameTarget) for t in step.targets):
-            continue
-        value = step.value
-        if isinstance(value, Op) and value.key != "call":
-            args = value.args
-        elif isinstance(value, PyOp) and value.op == "getitem":
-            args = value.args[:1]
-        else:
-            continue
-        source = next((a.name for a in args if isinstance(a, Ref)), None)
-        later = {n for s in flat[i + 1:] for n in names_bound(s)}
-        later |= {t.obj.name for s in flat[i + 1:] for t in s.targets  # `a.data = ...` swaps a's buffer
-                  if isinstance(t, AttrTarget) and isinstance(t.obj, Ref)}
-        if source is None or source in later:
-            continue
-        found |= {(result, source) for result in names_bound(step) if result != source and result not in later}
-    return found
+    the case (``conformance.ir.productions``), so that a relation observed at the end
+    describes what that step did."""
+    return {(result, source) for _, _, result, source in productions(case.steps)}
 
 
 def related_pairs(case: Case, names: list[str]) -> list[tuple[str, str]]:
