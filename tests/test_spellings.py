@@ -28,10 +28,10 @@ from conformance import registry
 from conformance.adapters.base import NUMPY_CONVERSIONS, PYTHON_OPERATORS, NotApplicable
 
 ROOT = Path(__file__).resolve().parent.parent
-# the frameworks the audit table covers: the first three built-ins. JAX's, TensorFlow's,
-# MindSpore's and array-api-strict's adapters (issue 17) say what each entry calls in the
-# entry itself; their rows of the audit are not written yet (docs/adapters.md says so)
-FRAMEWORKS = ["numpy", "torch", "paddle"]
+# the frameworks the audit table covers. JAX's, TensorFlow's and MindSpore's adapters (issue
+# 17) say what each entry calls in the entry itself; their rows of the audit are not written
+# yet (docs/adapters.md says so)
+FRAMEWORKS = ["numpy", "torch", "paddle", "array_api_strict"]
 
 
 def adapter(framework: str) -> Any:
@@ -46,7 +46,7 @@ def adapter(framework: str) -> Any:
 
 
 AUDIT_HEADING = "### The audit"
-ROW = re.compile(r"^\| (numpy|torch|paddle) \| `([a-z_]+:[A-Za-z_]+|call)` \|")
+ROW = re.compile(rf"^\| ({'|'.join(FRAMEWORKS)}) \| `([a-z_]+:[A-Za-z_]+|call)` \|")
 
 
 def audited() -> set[tuple[str, str]]:
@@ -87,6 +87,9 @@ PLAIN = {
     "numpy": {"fn:abs", "fn:add", "fn:exp", "fn:from_dlpack", "fn:sqrt", "fn:where", "method:conj",
               "method:copy", "method:diagonal", "method:item", "method:ravel", "method:tolist", "method:astype",
               "method:flatten", "method:take"},
+    # the standard's functions of the same name, keywords as written (out= reaches them, refused)
+    "array_api_strict": {"fn:abs", "fn:add", "fn:exp", "fn:sqrt", "fn:where", "fn:from_dlpack",
+                         "fn:xp_from_dlpack", "fn:xp_reshape"},
 }
 
 
@@ -132,6 +135,8 @@ def _tensor(framework: str, values: Any, dtype: str = "float32") -> Any:
         return array
     if framework == "torch":
         return _fw("torch").tensor(array)
+    if framework == "array_api_strict":
+        return _fw(framework).asarray(array)
     return _fw("paddle").to_tensor(array)
 
 
@@ -257,6 +262,11 @@ REFUSED: list[Sample] = [
     Sample("numpy", "fn:zeros", (2, 3), {}, lambda x, *s: _fw("numpy").zeros(*s), lambda fw: None),
     Sample("paddle", "method:backward", (), {"gradient": None}, lambda x, **k: x.backward(**k),
            lambda fw: _fw("paddle").to_tensor(1.0, stop_gradient=False) * 2),
+    # the standard's Array has no such methods; its functions take a shape tuple / the axes
+    Sample("array_api_strict", "method:reshape", (3, 2), {}, lambda x, *s: x.reshape(*s)),
+    Sample("array_api_strict", "method:reshape", (3, 2), {}, lambda x, *s: _fw("array_api_strict").reshape(x, list(s))),
+    Sample("array_api_strict", "method:squeeze", (), {}, lambda x: x.squeeze()),
+    Sample("array_api_strict", "method:squeeze", (), {}, lambda x: _fw("array_api_strict").squeeze(x, axis=None)),
 ]
 
 # the framework's operation of the case's name means something else at the case's arguments
