@@ -154,3 +154,18 @@ def test_layout_overlap_is_exact_for_strided_and_fast_for_dense_layouts() -> Non
     # dense one's (10-49): no shared byte
     assert not layouts_overlap(layout(0, (2,), (100,)), layout(12, (10,), (4,)))
     assert layouts_overlap(layout(0, (2,), (100,)), layout(96, (2,), (4,)))
+
+
+def test_each_production_is_classified_right_after_its_step() -> None:
+    """Outcome.productions: what y = op(x) made, by the memory probe, when the step ran (the
+    report's operation table trusts it over the end of the case where a later step moved a
+    buffer: tests/test_report.py)."""
+    c = case(["y = x.view(4)", "z = x.clone()", "w = x.add_(1)", "n = 3"], "{values: {x: [2.0, 3.0, 4.0, 5.0]}}")
+    outcome = run(c, FakeAdapter())
+    assert outcome.verdict == PASS, outcome.mismatches
+    assert outcome.productions == [{"step": 1, "result": "y", "input": "x", "class": "view"},
+                                   {"step": 2, "result": "z", "input": "x", "class": "copy"},
+                                   {"step": 3, "result": "w", "input": "x", "class": "same_object"}]
+    # a step that raised produced nothing
+    outcome = run(case(["y = x.leafy_()"], "{error: {at: 1, kind: inplace_on_leaf}}"), FakeAdapter())
+    assert outcome.productions == []

@@ -106,6 +106,26 @@ def test_operation_classification_of_a_negative_index_and_of_several_results() -
                    "method:split": {fw: {"view": ["views.split.halves"]} for fw in ("torch", "numpy")}}
 
 
+def test_a_production_is_what_its_step_did_not_what_a_later_step_made_of_it() -> None:
+    """The third classification defect (issue 18): s = x[:, ::2] is a view, and Paddle's
+    s.contiguous() then re-buffers s in place, so at the end of the case s and x are apart.
+    The relation the memory probe saw right after the step classifies the indexing; where the
+    two agree on sharing, the end's (confirmed by the expectations) stands."""
+    from results_factory import case_info, document
+
+    prod = [{"step": 1, "operation": "index:basic", "result": "s", "input": "x"}]
+    cases = {"copies.contiguous.strided": case_info("copies.contiguous.strided", productions=prod)}
+    rebuffered = record("copies.contiguous.strided", "paddle", pairs={("s", "x"): "copy"})
+    rebuffered["behaviour"]["productions"] = [{"step": 1, "result": "s", "input": "x", "class": "view"}]
+    stays = record("copies.contiguous.strided", "torch", pairs={("s", "x"): "view"})
+    stays["behaviour"]["productions"] = [{"step": 1, "result": "s", "input": "x", "class": "view"}]
+    older = record("copies.contiguous.strided", "numpy", pairs={("s", "x"): "copy"})  # no productions: the end
+    ops = {o.operation: o.kinds for o in analysis.build(document(cases, [rebuffered, stays, older])).operations}
+    assert ops["index:basic"] == {"paddle": {"view": ["copies.contiguous.strided"]},
+                                  "torch": {"view": ["copies.contiguous.strided"]},
+                                  "numpy": {"copy": ["copies.contiguous.strided"]}}
+
+
 def test_claim_verdicts_use_the_per_framework_stance() -> None:
     claims = {c.claim: c for c in analysis.build(sample()).claims}
     assert claims["S3-03"].verdicts == {"torch": "holds", "paddle": "does not hold", "numpy": "holds"}

@@ -261,14 +261,26 @@ def _operations(rows: list[Row], frameworks: list[str]) -> list[OperationRow]:
             for op in sorted(table)]
 
 
+_OVERLAP = (SAME_OBJECT, VIEW)  # classes whose two names share elements
+
+
 def _production_kind(behaviour: dict[str, Any], prod: dict[str, Any]) -> str | None:
+    """What the step did to its result and input: the relation the case's expectations
+    confirmed between them at the end, unless the memory probe saw them overlap otherwise
+    right after the step (a later step moved a buffer: Paddle's contiguous() or a
+    promoting add_ re-buffers its receiver in place), which is then what the step did."""
     error = behaviour.get("error")
     if error and error["at"] <= prod["step"]:
         return f"raises ({error['kind']})" if error["at"] == prod["step"] else None
-    for p in behaviour.get("pairs", []):
-        if {p["a"], p["b"]} == {prod["result"], prod["input"]}:
-            return OPERATION_KIND.get(p["class"], p["class"])
-    return None
+    names = {prod["result"], prod["input"]}
+    final = next((p["class"] for p in behaviour.get("pairs", []) if {p["a"], p["b"]} == names), None)
+    if final is None:
+        return None
+    at_step = next((p["class"] for p in behaviour.get("productions", [])
+                    if (p["step"], p["result"], p["input"]) == (prod["step"], prod["result"], prod["input"])), None)
+    if at_step is not None and (at_step in _OVERLAP) != (final in _OVERLAP):
+        return OPERATION_KIND[at_step]
+    return OPERATION_KIND.get(final, final)
 
 
 def operation_label(key: str) -> str:

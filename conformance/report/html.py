@@ -194,7 +194,9 @@ def _operations(report: Report) -> list[str]:
            "the corpus, what the result is to its input per framework: <b>view</b> (shares data, another object), "
            "<b>same object</b> (the result is the input), <b>copy</b> (new data): the view / inplace / normal "
            "split of the Paddle design note, whose <i>inplace</i> is the same object. More than one kind: it "
-           "depends on the input or the arguments. Hover a kind for its cases.</p>",
+           "depends on the input or the arguments. The kind is the relation the case confirmed at its end, or, "
+           "where a later step changed whether the two share memory, what the memory probe saw right after the "
+           "operation. Hover a kind for its cases.</p>",
            "<table id='operations-table'><tr><th>operation</th>" + "".join(_fw_th(fw) for fw in fws) + "</tr>"]
     for op in report.operations:
         cells = []

@@ -131,7 +131,10 @@ def _operations(report: Report) -> list[str]:
            "**view** (shares data, a different tensor object), **same object** (the result is the input), "
            "**copy** (new data): the view / inplace / normal split of the Paddle design note, whose *inplace* "
            "is the same object. An operation shows more than one kind when it depends on the input or the "
-           "arguments (e.g. `reshape` of a non-contiguous tensor copies; `add(x, y, out=x)` returns x).\n",
+           "arguments (e.g. `reshape` of a non-contiguous tensor copies; `add(x, y, out=x)` returns x). "
+           "The kind is the relation the case confirmed at its end, or, where a later step changed whether the "
+           "two share memory (Paddle's `contiguous()` re-buffers its receiver in place), what the memory probe "
+           "saw right after the operation.\n",
            "| operation | " + _framework_columns(report) + " |",
            "|---|" + "---|" * len(report.frameworks)]
     for op in report.operations:

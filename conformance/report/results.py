@@ -83,13 +83,14 @@ def outcome_record(case: Case, outcome: Outcome) -> dict[str, Any]:
 def unrun_record(case_id: str | None, framework: str | None, outcome: str, reason: str) -> dict[str, Any]:
     """The record of an item the engine did not finish: skipped, crashed, invalid."""
     return {"case": case_id, "framework": framework, "outcome": outcome, "reason": short(reason),
-            "behaviour": {"pairs": [], "error": None, "warnings": []}, "observed": {},
+            "behaviour": {"pairs": [], "error": None, "warnings": [], "productions": []}, "observed": {},
             "unobservable": [], "mismatches": [], "steps": []}
 
 
 def behaviour(outcome: Outcome) -> dict[str, Any]:
     """What the framework did, in the suite's words: the aliasing class of each pair of
-    names the case relates, the error raised (if any) and the warnings."""
+    names the case relates, the error raised (if any), the warnings, and the class of each
+    production right after its step."""
     error = None
     for step in outcome.steps:
         if step.error is not None:
@@ -99,6 +100,7 @@ def behaviour(outcome: Outcome) -> dict[str, Any]:
         "pairs": pair_classes(outcome.observed),
         "error": error,
         "warnings": [{"at": s.number, "message": short(w, 300)} for s in outcome.steps for w in s.warnings],
+        "productions": [dict(p) for p in outcome.productions],
     }
 
 

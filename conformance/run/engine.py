@@ -27,8 +27,10 @@ from conformance.ir import (
     Seq,
     SliceExpr,
     Step,
+    productions,
 )
 from conformance.kinds.base import plain
+from conformance.kinds.relations import COPY, SAME_OBJECT, VIEW
 from conformance.limits import LimitExceeded
 from conformance.model import Case, Expect, Location, ResultKey
 from conformance.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, REFUSED, SKIPPED
@@ -80,6 +82,11 @@ class Outcome:
     mismatches: list[Mismatch] = field(default_factory=list)
     override_reason: str | None = None
     unobservable: list[str] = field(default_factory=list)  # expectations this framework cannot observe
+    # each production of the case (ir.productions: ``y = op(x)``) as it was right after its
+    # step, by the memory probe: {"step", "result", "input", "class"} (a kinds.relations class:
+    # same_object, view or copy). The expectations are checked at the end of the case, when a
+    # later step may have moved a buffer (Paddle's contiguous() re-buffers its receiver in place)
+    productions: list[dict[str, Any]] = field(default_factory=list)
 
 
 class _Stop(Exception):
@@ -133,8 +140,9 @@ def run(case: Case, adapter: Any) -> Outcome:
             return Outcome(case.id, fw, ERROR, str(exc), steps=runner.records)
         refused = _unexpected_refusal(runner.failed, expect)
         if refused is not None:
-            return Outcome(case.id, fw, REFUSED, refused, steps=runner.records)
-        outcome = Outcome(case.id, fw, PASS, steps=runner.records,
+            return Outcome(case.id, fw, REFUSED, refused, steps=runner.records,
+                           productions=runner.production_classes)
+        outcome = Outcome(case.id, fw, PASS, steps=runner.records, productions=runner.production_classes,
                           override_reason=override.reason if override else None)
         _Checker(runner, expect, outcome).check()
     if outcome.mismatches:
@@ -178,6 +186,10 @@ class _Runner:
         self.bounds = Bounds(self.probes)
         self.unwritten = Unwritten(self.probes, self.bounds)
         self.step: Step | None = None  # the step running
+        self.produced: dict[int, list[tuple[str, str]]] = {}  # step number -> its (result, input) names
+        for number, _, result, source in productions(case.steps):
+            self.produced.setdefault(number, []).append((result, source))
+        self.production_classes: list[dict[str, Any]] = []
 
     # ---- statements
 
@@ -227,6 +239,20 @@ class _Runner:
             record.status = "ok"
             record.warnings = _warning_texts(caught)
             self.note_new_objects()
+            self.note_productions(step.number)
+
+    def note_productions(self, number: int) -> None:
+        """The relation of each (result, input) the step produced, now (Outcome.productions)."""
+        for result, source in self.produced.get(number, ()):
+            a, b = self.env.get(result), self.env.get(source)
+            if not (self.probes.is_array(a) and self.probes.is_array(b)):
+                continue
+            try:
+                overlap = self.probes.overlaps(a, b)
+            except Exception:  # a probe that cannot answer here leaves the final relation to decide
+                continue
+            cls = SAME_OBJECT if a is b else VIEW if overlap else COPY
+            self.production_classes.append({"step": number, "result": result, "input": source, "class": cls})
 
     def statement(self, step: Step) -> None:
         if step.kind == "expr":
