@@ -330,6 +330,22 @@ class ArrayProbes:
     def same_allocation(self, a: Any, b: Any) -> bool:
         return allocations_intersect(self.layout(a), self.layout(b))
 
+    def recorded_base(self, obj: Any) -> Any:
+        """The array the framework itself records as owning ``obj``'s memory when it records
+        obj as a view, else None (the ``recorded_view`` kind). NumPy: the last array of the
+        ``.base`` chain. A framework without such a record raises NotImplementedError, saying so."""
+        import numpy as np
+
+        if not isinstance(obj, np.ndarray):
+            raise NotImplementedError(f"{type(obj).__module__.partition('.')[0]} records no views "
+                                      "(no public base of a view)")
+        root = obj.base
+        if not isinstance(root, np.ndarray):
+            return None
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        return root
+
     def overlaps(self, a: Any, b: Any) -> bool:
         import numpy as np
 

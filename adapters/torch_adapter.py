@@ -99,6 +99,13 @@ class TorchProbes(ArrayProbes):
             return super().dtype_name(obj)
         return str(obj.dtype).removeprefix("torch.")
 
+    def recorded_base(self, obj: Any) -> Any:
+        # Tensor._base: the tensor a view was made from, itself never a view (a view of a view
+        # records the first one's base); None where _is_view() is false
+        if not self._is_tensor(obj):
+            return super().recorded_base(obj)
+        return obj._base
+
     def layout(self, obj: Any) -> Layout:
         if not self._is_tensor(obj):
             return super().layout(obj)

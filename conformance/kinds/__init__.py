@@ -19,13 +19,14 @@ from typing import Any, Iterator, Sequence
 from conformance.kinds.base import Kind
 from conformance.kinds.errors import ExpectedError, ExpectedWarning
 from conformance.kinds.properties import Dtype, Grad, IsLeaf, RequiresGrad, Shape, Values, VersionChange
-from conformance.kinds.relations import SameObject, SameStorage, SharesMemory
+from conformance.kinds.relations import RecordedView, SameObject, SameStorage, SharesMemory
 from conformance.model import Expect, ResultKey
 
 KINDS: list[Kind] = [
     SharesMemory(),
     SameStorage(),
     SameObject(),
+    RecordedView(),
     Values(),
     Dtype(),
     Shape(),

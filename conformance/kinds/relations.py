@@ -92,6 +92,38 @@ class SameObject(_Aliasing):
             run.miss(self.what((a, b)), expected, observed, key, a, f"id({a})={id(x):#x}, id({b})={id(y):#x}")
 
 
+class RecordedView(PairKind):
+    """The framework's own bookkeeping of views, apart from what memory shows: torch's
+    ``_base`` (``_is_view()``), NumPy's ``.base``. ``x.detach()`` and ``torch.from_numpy(a)``
+    overlap their source's memory without being recorded as views of it; a view of a view is
+    recorded as a view of the first view's base. Not an aliasing class: the pair's class
+    stays what memory and identity say. A framework that keeps no such record (the
+    adapter's ``recorded_base`` raises NotImplementedError) reports it not observable."""
+
+    name = "recorded_view"
+    description = ("{y & x: true}: the framework records y as a view of x's memory (torch: y._base is x or x._base; "
+                   "NumPy: the .base chain of y ends at x's end); not observable where the framework keeps no such "
+                   "record.")
+
+    def compare(self, first: tuple[str, Any], second: tuple[str, Any], expected: bool, run: Checking) -> None:
+        if not self.tensors(first, second, expected, run):
+            return
+        (a, y), (b, x) = first, second
+        key, what = self.key((a, b)), self.what((a, b))
+        try:
+            base_y, base_x = run.adapter.recorded_base(y), run.adapter.recorded_base(x)
+        except NotImplementedError as exc:
+            run.unobservable(f"{what}: {exc}")
+            return
+        owner = x if base_x is None else base_x  # x's memory as the framework records it
+        observed = base_y is not None and base_y is owner
+        run.record(key, observed)
+        if observed != expected:
+            recorded = "none (not a view)" if base_y is None else ("the same as " + b + "'s" if observed else
+                                                                    "another array")
+            run.miss(what, expected, observed, key, a, f"the base recorded for {a}: {recorded}")
+
+
 def behaviour_overlap(adapter: Any, first: tuple[str, Any], second: tuple[str, Any]) -> tuple[bool | None, str]:
     """Write sentinels through one tensor and look for the change in the other; restore.
 

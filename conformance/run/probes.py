@@ -80,6 +80,9 @@ class Probes:
     def probe_restore(self, obj: Any, snapshot: Any) -> None:
         self.owner(obj).probe_restore(obj, snapshot)
 
+    def recorded_base(self, obj: Any) -> Any:
+        return self.owner(obj).recorded_base(obj)
+
     # ---- two objects: one owner's probe, or both layouts
 
     def overlaps(self, a: Any, b: Any) -> bool:
