@@ -157,6 +157,20 @@ def dtype_named(name: Any, default: str | None = None) -> str | None:
     return name
 
 
+def split_cuts(size: Any, n: int, function: str, framework: str) -> list[int]:
+    """The indices at which NumPy-style ``split`` (np.split, jnp.split: it cuts at indices)
+    cuts a dimension of size ``n`` into torch.split's pieces: pieces of ``size``, or a list
+    of piece sizes. A list that does not add up to ``n`` is not applicable (the reason names
+    ``function`` and ``framework``): torch refuses it, and the cuts it would make give
+    another partition, so there is no call of that meaning."""
+    if isinstance(size, (list, tuple)):
+        if sum(size) != n:
+            raise NotApplicable(f"{function} cuts at indices: split sizes {list(size)} that do not sum to the "
+                                f"dimension's size {n} have no {framework} counterpart")
+        return [sum(size[:k]) for k in range(1, len(size))]
+    return list(range(size, n, size))
+
+
 def is_device_name(value: Any) -> bool:
     """'cpu', 'cuda' or 'cuda:N': the device strings a case may pass (to('cpu'))."""
     return isinstance(value, str) and DEVICE_NAME.fullmatch(value) is not None

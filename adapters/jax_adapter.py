@@ -32,6 +32,7 @@ from conformance.adapters.base import (
     dtype_named,
     is_device_name,
     passthrough,
+    split_cuts,
 )
 
 _IMMUTABLE = ("JAX arrays are immutable: there are no in-place '_' methods; the functional counterpart "
@@ -113,16 +114,8 @@ def _t(x: Any) -> Any:
 
 
 def _split(x: Any, size: Any, dim: int = 0) -> tuple:
-    """torch.split semantics (pieces of ``size``, or a list of sizes) with jnp.split, which
-    cuts at indices (as NumPy's)."""
-    n = x.shape[dim]
-    if isinstance(size, (list, tuple)):
-        if sum(size) != n:
-            raise NotApplicable(f"jnp.split cuts at indices: split sizes {list(size)} that do not sum to the "
-                                f"dimension's size {n} have no JAX counterpart")
-        cuts = [sum(size[:k]) for k in range(1, len(size))]
-        return tuple(_jnp().split(x, cuts, axis=dim))
-    return tuple(_jnp().split(x, list(range(size, n, size)), axis=dim))
+    """torch.split semantics (pieces of ``size``, or a list of sizes) with jnp.split."""
+    return tuple(_jnp().split(x, split_cuts(size, x.shape[dim], "jnp.split", "JAX"), axis=dim))
 
 
 def _view_as_real(x: Any) -> Any:

@@ -14,6 +14,7 @@ from conformance.adapters.base import (
     attribute,
     dtype_named,
     is_device_name,
+    split_cuts,
 )
 
 _NO_AUTOGRAD = "NumPy has no autograd"
@@ -34,18 +35,8 @@ def _shape(args: tuple) -> tuple:
 
 
 def _split(x: Any, size: Any, dim: int = 0) -> tuple:
-    """torch.split semantics (pieces of ``size``, or a list of piece sizes) with np.split,
-    which cuts at indices."""
-    n = x.shape[dim]
-    if isinstance(size, (list, tuple)):
-        if sum(size) != n:
-            # torch refuses sizes that do not add up to the dimension; np.split, given the cuts
-            # they make, would return another partition: there is no NumPy call of that meaning
-            raise NotApplicable(f"np.split cuts at indices: split sizes {list(size)} that do not sum to the "
-                                f"dimension's size {n} have no NumPy counterpart")
-        cuts = [sum(size[:k]) for k in range(1, len(size))]
-        return tuple(_np().split(x, cuts, axis=dim))
-    return tuple(_np().split(x, list(range(size, n, size)), axis=dim))
+    """torch.split semantics (pieces of ``size``, or a list of piece sizes) with np.split."""
+    return tuple(_np().split(x, split_cuts(size, x.shape[dim], "np.split", "NumPy"), axis=dim))
 
 
 def _view(x: Any, *args: Any) -> Any:
