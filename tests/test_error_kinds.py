@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from corpus_cases import corpus
 
 from conformance import registry
 from conformance.adapters.base import NUMPY_ERRORS, PYTHON_ERRORS
-from conformance.load.reader import load_file
-from conformance.model import ERROR_KINDS, Case
+from conformance.model import ERROR_KINDS
 from conformance.run.engine import NOT_APPLICABLE, Outcome, not_applicable, run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -127,17 +127,6 @@ def test_numpy_adapter_takes_numpys_messages_from_the_common_table() -> None:
 
 
 # ---- every error the corpus records
-
-
-@functools.cache
-def corpus() -> tuple[Case, ...]:
-    vocab = registry.vocabulary()
-    cases: list[Case] = []
-    for path in sorted((ROOT / "cases").rglob("*.yaml")):
-        result = load_file(path, vocab, display_path=str(path.relative_to(ROOT)))
-        assert not result.errors, result.errors[0][1].render()
-        cases += result.cases
-    return tuple(cases)
 
 
 @functools.cache

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import functools
 import json
 import os
 import subprocess
@@ -38,9 +37,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from corpus_cases import corpus
 
 from conformance import registry
-from conformance.load.reader import load_file
 from conformance.model import Case, ResultKey
 from conformance.run.engine import FAIL, PASS, Outcome, not_applicable, run
 
@@ -48,17 +47,6 @@ TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 FRAMEWORKS = list(registry.BUILTIN)
 WARNING_STATES = {"python.warnings", "torch.warn_always", "paddle.warned_flags"}
-
-
-@functools.cache
-def corpus() -> tuple[Case, ...]:
-    vocab = registry.vocabulary()
-    cases: list[Case] = []
-    for path in sorted((ROOT / "cases").rglob("*.yaml")):
-        result = load_file(path, vocab, display_path=str(path.relative_to(ROOT)))
-        assert not result.errors, result.errors[0][1].render()
-        cases += result.cases
-    return tuple(cases)
 
 
 def installed(framework: str) -> bool:
