@@ -11,6 +11,8 @@
     conformance new FAMILY/NAME               scaffold cases/FAMILY/NAME.yaml
     conformance list                          list the cases (id, file:line, claims)
     conformance ops                           print the operation vocabulary (Markdown)
+    conformance coverage [--check]            the frameworks' own view-op and in-place lists, and
+                                              which cases cover each entry (Markdown)
     conformance frameworks                    the registered frameworks and their capabilities
     conformance schema                        the case-file JSON Schema for the registered frameworks
     conformance --version                     conformance's version and each framework's found
@@ -478,6 +480,50 @@ def cmd_ops(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def cmd_coverage(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance import registry
+    from conformance.load.folders import scan
+    from conformance.load.reader import load_file
+    from conformance.report.results import ResultsFileError, load_results
+    from conformance.source import CaseFormatError, split
+    from conformance.tools import coverage
+    from conformance.tools.lint import refused_finding
+
+    try:
+        lists = coverage.read_lists(Path(args.lists) if args.lists else coverage.LISTS_FOLDER)
+    except CaseFormatError as exc:
+        for error in split(exc):
+            print(for_terminal(error.render()), file=sys.stderr)
+        return 2
+    vocab = registry.vocabulary()
+    files, refused = scan(args.paths or _case_roots())
+    cases, status = [], 0
+    for path, why in refused:
+        print(refused_finding(path, why).render(), file=sys.stderr)
+        status = 2
+    for path in files:
+        result = load_file(path, vocab)
+        cases += result.cases
+        for _, error in result.errors:  # the coverage of a corpus that does not load is not measured
+            print(for_terminal(error.render()), file=sys.stderr)
+            status = 2
+    if status:
+        print("conformance coverage: fix the case files above first (conformance lint)", file=sys.stderr)
+        return status
+    not_run: frozenset[tuple[str, str]] = frozenset()
+    if args.results:
+        try:
+            not_run = coverage.not_run_from_results(load_results(Path(args.results)))
+        except ResultsFileError as exc:
+            _error(str(exc))
+            return 2
+    coverages = coverage.measure_all(lists, cases, not_run)
+    sys.stdout.write(coverage.render_markdown(coverages, coverage.framework_titles()))
+    for line in coverage.summary_lines(coverages):
+        print(line, file=sys.stderr)
+    return 1 if args.check and not all(c.meets_target for c in coverages) else 0
+
+
 def version_text() -> str:
     """``conformance 0.1.0`` and a line per registered framework with the version installed
     (read from package metadata: no framework is imported)."""
@@ -593,6 +639,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     lst = sub.add_parser("list", help="list the cases")
     lst.add_argument("paths", nargs="*")
     lst.set_defaults(func=cmd_list)
+    cov = sub.add_parser("coverage", help="how much of each framework's own list of view ops and in-place "
+                                          "methods the corpus covers (Markdown; docs/coverage.md)")
+    cov.add_argument("paths", nargs="*", help="case files or folders (default: the corpus)")
+    cov.add_argument("--lists", help="a folder of reference lists (default: the packaged conformance/data/coverage)")
+    cov.add_argument("--results", help="a results JSON: count a case on a framework only where it was not "
+                                       "recorded as not applicable there")
+    cov.add_argument("--check", action="store_true", help="exit 1 if a list is below its target")
+    cov.set_defaults(func=cmd_coverage)
     ops = sub.add_parser("ops", help="print the operation vocabulary (docs/operations.md)")
     ops.set_defaults(func=cmd_ops)
     fws = sub.add_parser("frameworks", help="list the registered frameworks: title, version, capabilities")

@@ -1,0 +1,397 @@
+"""How much of each framework's own reference the corpus covers (``conformance coverage``).
+
+A **reference list** (``conformance/data/coverage/*.yaml``) is data with its source: the ops
+a framework's documentation calls views (PyTorch's "Tensor Views" page, NumPy's docstrings,
+Paddle's API pages), or its public in-place methods found by introspection
+(``python -m conformance.tools.inplace_surface``). Nothing is scraped at run time: a list
+changes by a commit that says where it came from.
+
+An entry of a list is **covered** on the list's framework when
+
+1. one of its vocabulary keys is in that framework's operation table and not ``absent``;
+2. at least one case uses such a key and applies there (every key of the case is in the
+   table, no ``not_applicable`` override; with ``--results``, the case's record on that
+   framework is not *not applicable* either); and
+3. those cases, together, assert what the list's set asks of a covering case: a view op
+   some aliasing relation (:data:`REQUIRED`), an in-place method the returned object's
+   identity, memory shared with a view taken before the call, and the version counter
+   (each where the framework can observe it).
+
+Entries marked ``no_counterpart`` (an in-place method no other framework has) are listed,
+with the reason, outside the percentage. Nothing here imports a framework.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from conformance.load import fields
+from conformance.load.yamlsrc import YList, parse
+from conformance.model import Case
+from conformance.source import CaseFormatError, CaseFormatErrors, Location, split
+
+LISTS_FOLDER = Path(__file__).resolve().parent.parent / "data" / "coverage"
+SETS = ("views", "inplace")
+LIST_KEYS = ("framework", "set", "title", "source", "version", "target", "operations")
+ENTRY_KEYS = ("name", "keys", "note", "source", "counterparts", "no_counterpart")
+KEY_PATTERN = re.compile(r"^(method|fn|attr|setattr|block|op):[A-Za-z_][A-Za-z0-9_]*$|^call$")
+URL_PATTERN = re.compile(r"^https?://\S+$")
+
+# What the cases covering an entry must assert, together, per set: each inner tuple is one
+# requirement, met by any of its kinds. A kind the framework cannot observe is not required.
+REQUIRED: Mapping[str, tuple[tuple[str, ...], ...]] = {
+    "views": (("shares_memory", "same_storage", "same_object", "recorded_view"),),
+    "inplace": (("same_object",), ("shares_memory", "same_storage"), ("version_change",)),
+}
+SHOWN_CASES = 3
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    keys: tuple[str, ...]
+    location: Location
+    note: str | None = None
+    source: str | None = None
+    counterparts: Mapping[str, str] = field(default_factory=dict)
+    no_counterpart: str | None = None
+
+
+@dataclass(frozen=True)
+class ReferenceList:
+    path: str
+    framework: str
+    set: str
+    title: str
+    source: str
+    version: str
+    entries: tuple[Entry, ...]
+    target: int | None = None  # the percentage the corpus must reach (--check), if any
+
+    @property
+    def slug(self) -> str:
+        return Path(self.path).stem
+
+
+@dataclass(frozen=True)
+class EntryCoverage:
+    entry: Entry
+    in_vocabulary: bool
+    why_not: str | None  # the table's reason, where the key is absent or missing
+    cases: tuple[Case, ...]  # the cases that use a key and apply on the list's framework
+    missing: tuple[str, ...]  # requirements no covering case asserts ("version_change")
+    also_on: tuple[str, ...]  # the other frameworks where some of those cases apply
+
+    @property
+    def counted(self) -> bool:
+        return self.entry.no_counterpart is None
+
+    @property
+    def covered(self) -> bool:
+        return self.in_vocabulary and bool(self.cases) and not self.missing
+
+    def gap(self) -> str:
+        """Why the entry is not covered, in words ('' when it is)."""
+        if not self.in_vocabulary:
+            return f"not in the vocabulary ({self.why_not})"
+        if not self.cases:
+            return "no case applies"
+        if self.missing:
+            return "no case asserts " + ", ".join(self.missing)
+        return ""
+
+
+@dataclass(frozen=True)
+class ListCoverage:
+    reference: ReferenceList
+    entries: tuple[EntryCoverage, ...]
+
+    @property
+    def counted(self) -> list[EntryCoverage]:
+        return [e for e in self.entries if e.counted]
+
+    @property
+    def covered(self) -> int:
+        return sum(e.covered for e in self.counted)
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.covered / len(self.counted) if self.counted else 100.0
+
+    @property
+    def meets_target(self) -> bool:
+        return self.reference.target is None or self.percent >= self.reference.target
+
+
+# -- reading the lists ---------------------------------------------------------------------
+
+
+def read_list(path: Path, display: str | None = None) -> ReferenceList:
+    """One reference list; every mistake of the file raised together (CaseFormatErrors)."""
+    shown = display or str(path)
+    data = parse(path.read_text(encoding="utf-8"), shown)
+    top = fields.mapping(data, Location(shown, 1, 1), "a reference list")
+    errors: list[CaseFormatError] = []
+    unknown = fields.unknown_keys(top, LIST_KEYS, "a reference list", errors)
+    values: dict[str, Any] = {}
+    for key in ("framework", "set", "title", "source", "version"):
+        if key not in top:
+            if not unknown:
+                errors.append(CaseFormatError(top.location, f"a reference list needs '{key}'",
+                                              f"add '{key}:' (see conformance/data/coverage/README.md)"))
+            continue
+        try:
+            values[key] = fields.string(top, key, f"'{key}'")
+        except CaseFormatError as exc:
+            errors += split(exc)
+    if values.get("set") not in (None, *SETS):
+        errors.append(CaseFormatError(top.where("set"), f"unknown set {values['set']!r}",
+                                      f"use one of {', '.join(SETS)}"))
+    if "source" in values and not URL_PATTERN.match(values["source"]) and \
+            not values["source"].startswith("introspection"):
+        errors.append(CaseFormatError(top.where("source"), "'source' must be a link (http:// or https://) or "
+                                      "say 'introspection of ...'", "pin the link to the release the list is from"))
+    target = top.get("target")
+    if target is not None and (isinstance(target, bool) or not isinstance(target, int) or not 0 < target <= 100):
+        errors.append(CaseFormatError(top.where("target"), f"'target' must be a percentage 1-100, got {target!r}"))
+        target = None
+    entries: list[Entry] = []
+    raw = top.get("operations")
+    if raw is None:
+        if not unknown:
+            errors.append(CaseFormatError(top.location, "a reference list needs 'operations'",
+                                          "add 'operations:' with one entry per operation"))
+    elif not isinstance(raw, YList) or not raw:
+        errors.append(CaseFormatError(top.where("operations"), "'operations' must be a non-empty list"))
+    else:
+        seen: dict[str, Location] = {}
+        for index, item in enumerate(raw):
+            try:
+                entry = _entry(item, raw.where(index))
+            except CaseFormatError as exc:
+                errors += split(exc)
+                continue
+            if entry.name in seen:
+                errors.append(CaseFormatError(entry.location, f"{entry.name!r} is listed twice",
+                                              f"the first is at line {seen[entry.name].line}"))
+            seen.setdefault(entry.name, entry.location)
+            entries.append(entry)
+    if errors:
+        raise CaseFormatErrors(errors)
+    return ReferenceList(path=shown, framework=values["framework"], set=values["set"], title=values["title"],
+                         source=values["source"], version=values["version"], entries=tuple(entries), target=target)
+
+
+def _entry(raw: Any, loc: Location) -> Entry:
+    m = fields.mapping(raw, loc, "an operation entry")
+    errors: list[CaseFormatError] = []
+    fields.unknown_keys(m, ENTRY_KEYS, "an operation entry", errors)
+    name = ""
+    try:
+        name = fields.string(m, "name", "'name'") if "name" in m else ""
+    except CaseFormatError as exc:
+        errors += split(exc)
+    if "name" not in m:
+        errors.append(CaseFormatError(m.location, "an operation entry needs 'name'", "the framework's own name"))
+    keys: tuple[str, ...] = ()
+    try:
+        keys = fields.strings(m, "keys", "'keys'")
+        for index, key in enumerate(keys):
+            if not KEY_PATTERN.match(key):
+                where = m["keys"].where(index) if isinstance(m["keys"], YList) else m.where("keys")
+                errors.append(CaseFormatError(where, f"{key!r} is not a vocabulary key",
+                                              "keys look like method:view_as, fn:atleast_2d, attr:mH, op:getitem"))
+    except CaseFormatError as exc:
+        errors += split(exc)
+    optional: dict[str, str | None] = {}
+    for key in ("note", "source", "no_counterpart"):
+        try:
+            optional[key] = fields.string(m, key, f"'{key}'") if key in m else None
+        except CaseFormatError as exc:
+            errors += split(exc)
+    if optional.get("source") and not URL_PATTERN.match(str(optional["source"])):
+        errors.append(CaseFormatError(m.where("source"), "an entry's 'source' must be a link"))
+    counterparts: dict[str, str] = {}
+    if "counterparts" in m:
+        try:
+            c = fields.mapping(m["counterparts"], m.where("counterparts"), "'counterparts'")
+            for fw, other in c.items():
+                if not isinstance(other, str) or not other.strip():
+                    errors.append(CaseFormatError(c.where(fw), f"the counterpart in {fw} must be a name"))
+                else:
+                    counterparts[str(fw)] = other
+        except CaseFormatError as exc:
+            errors += split(exc)
+    if counterparts and optional.get("no_counterpart"):
+        errors.append(CaseFormatError(m.where("no_counterpart"), "an entry with counterparts cannot say "
+                                      "no_counterpart", "keep the one that is true"))
+    if not keys and not optional.get("no_counterpart") and "keys" in m:
+        errors.append(CaseFormatError(m.where("keys"), f"{name!r} has no vocabulary key",
+                                      "name the key(s) that call it, or say no_counterpart: <why>"))
+    if errors:
+        raise CaseFormatErrors(errors)
+    return Entry(name=name, keys=keys, location=loc, note=optional["note"], source=optional["source"],
+                 counterparts=counterparts, no_counterpart=optional["no_counterpart"])
+
+
+def read_lists(folder: Path = LISTS_FOLDER) -> list[ReferenceList]:
+    """Every list of a folder, in name order; the errors of every bad file raised together.
+    The packaged lists are shown by their path in the source tree."""
+    lists: list[ReferenceList] = []
+    errors: list[CaseFormatError] = []
+    for path in sorted(folder.glob("*.yaml")):
+        shown = f"conformance/data/coverage/{path.name}" if folder == LISTS_FOLDER else str(path)
+        try:
+            lists.append(read_list(path, shown))
+        except CaseFormatError as exc:
+            errors += split(exc)
+    if errors:
+        raise CaseFormatErrors(errors)
+    return lists
+
+
+# -- measuring -----------------------------------------------------------------------------
+
+
+def applies(case: Case, framework: str, adapter: Any, not_run: frozenset[tuple[str, str]] = frozenset()) -> bool:
+    """Whether the case runs on the framework: every key in its table, no override saying
+    not applicable, and (from a results file) not recorded as not applicable."""
+    override = case.overrides.get(framework)
+    if override is not None and override.not_applicable is not None:
+        return False
+    if (case.id, framework) in not_run:
+        return False
+    return all(adapter.lacks(key) is None for key in case.operations())
+
+
+def measure(reference: ReferenceList, cases: Sequence[Case], adapters: Mapping[str, Any],
+            not_run: frozenset[tuple[str, str]] = frozenset()) -> ListCoverage:
+    fw = reference.framework
+    adapter = adapters[fw]
+    unobservable = frozenset(getattr(adapter, "unobservable", frozenset()))
+    requirements = [r for r in REQUIRED[reference.set] if not set(r) <= unobservable]
+    out = []
+    for entry in reference.entries:
+        usable = [k for k in entry.keys if adapter.lacks(k) is None]
+        why_not = None if usable else (adapter.lacks(entry.keys[0]) if entry.keys else "no key")
+        using = [c for c in cases if c.operations() & set(entry.keys)]
+        mine = tuple(c for c in using if usable and applies(c, fw, adapter, not_run))
+        asserted = set().union(*(c.expect_for(fw).checks for c in mine)) if mine else set()
+        missing = tuple(" or ".join(r) for r in requirements if mine and not asserted & set(r))
+        also = tuple(other for other, a in adapters.items()
+                     if other != fw and any(applies(c, other, a, not_run) for c in using))
+        out.append(EntryCoverage(entry, bool(usable), why_not, mine, missing, also))
+    return ListCoverage(reference, tuple(out))
+
+
+def not_run_from_results(results: Mapping[str, Any]) -> frozenset[tuple[str, str]]:
+    """(case id, framework) of every record a results file has as not applicable."""
+    return frozenset((r["case"], r["framework"]) for r in results.get("records", ())
+                     if r.get("outcome") == "not_applicable")
+
+
+# -- the page ------------------------------------------------------------------------------
+
+HEADER = """# Coverage of the frameworks' own references
+
+Generated by `conformance coverage` from the reference lists in
+[`conformance/data/coverage/`](../conformance/data/coverage/) and the corpus; do not edit by
+hand. Each list is a framework's own account of its view operations or its in-place methods,
+kept as data with its source. An operation is **covered** when its vocabulary key is in
+that framework's table, at least one case using the key applies there, and those cases
+assert what the list asks: for a view op, an aliasing relation (`shares_memory`,
+`same_storage`, `same_object` or `recorded_view`); for an in-place method, the identity of
+what it returns (`same_object`), the memory (a view taken before the call sees the result:
+`shares_memory`) and the version counter (`version_change`), where the framework can
+observe each. *Also run on* names the other frameworks where a case of the operation
+applies. In-place methods no other framework has are listed with the reason, outside the
+percentage.
+"""
+
+
+def measure_all(lists: Sequence[ReferenceList], cases: Sequence[Case],
+                not_run: frozenset[tuple[str, str]] = frozenset()) -> list[ListCoverage]:
+    """Each list measured on the registered frameworks' tables (no framework is imported);
+    a list of a framework that is not registered is left out."""
+    from conformance import registry
+
+    names = registry.framework_names()
+    adapters = {name: registry.get_adapter(name) for name in names}
+    return [measure(ref, cases, adapters, not_run) for ref in lists if ref.framework in adapters]
+
+
+def framework_titles() -> dict[str, str]:
+    from conformance import registry
+
+    return {name: registry.framework(name).title for name in registry.framework_names()}
+
+
+def render_markdown(coverages: Sequence[ListCoverage], titles: Mapping[str, str]) -> str:
+    lines = [HEADER, "## Summary", "",
+             "| list | framework | operations | covered | % | target |", "|---|---|---:|---:|---:|---:|"]
+    for cov in coverages:
+        ref = cov.reference
+        target = f"{ref.target} %" if ref.target is not None else "–"
+        lines.append(f"| [{_cell(ref.title)}](#{ref.slug}) | {titles.get(ref.framework, ref.framework)} "
+                     f"{ref.version} | {len(cov.counted)} | {cov.covered} | {cov.percent:.0f} % | {target} |")
+    for cov in coverages:
+        lines += ["", *_list_section(cov, titles)]
+    return "\n".join(lines) + "\n"
+
+
+def _list_section(cov: ListCoverage, titles: Mapping[str, str]) -> list[str]:
+    ref = cov.reference
+    fw_title = titles.get(ref.framework, ref.framework)
+    lines = [f'<a id="{ref.slug}"></a>', f"## {_cell(ref.title)}", "",
+             f"{fw_title} {ref.version}; source: {_link(ref.source)}; the list: `{ref.path}`. "
+             f"{cov.covered} of {len(cov.counted)} covered ({cov.percent:.0f} %).", ""]
+    inplace = ref.set == "inplace"
+    head = "| operation | key | cases on " + ref.framework + " | also run on |"
+    if inplace:
+        head = "| operation | counterparts | key | cases on " + ref.framework + " | also run on |"
+    lines += [head, "|---" * head.count(" | ") + "|---|"]
+    without = []
+    for e in cov.entries:
+        if not e.counted:
+            without.append(e)
+            continue
+        name = f"`{_cell(e.entry.name)}`" + (f" ([doc]({e.entry.source}))" if e.entry.source else "")
+        keys = ", ".join(f"`{k}`" for k in e.entry.keys) or "–"
+        if e.covered:
+            shown = ", ".join(f"`{c.id}`" for c in e.cases[:SHOWN_CASES])
+            more = len(e.cases) - SHOWN_CASES
+            cases = shown + (f" and {more} more" if more > 0 else "")
+        else:
+            cases = f"**not covered**: {_cell(e.gap())}"
+        row = [name]
+        if inplace:
+            row.append(", ".join(f"{fw}: `{n}`" for fw, n in sorted(e.entry.counterparts.items())) or "–")
+        row += [keys, cases, ", ".join(e.also_on) or "–"]
+        lines.append("| " + " | ".join(row) + " |")
+    if without:
+        lines += ["", f"Without a counterpart in another framework ({len(without)}):", ""]
+        lines += [f"- `{e.entry.name}`: {_cell(e.entry.no_counterpart or '')}" for e in without]
+    return lines
+
+
+def summary_lines(coverages: Iterable[ListCoverage]) -> list[str]:
+    out = []
+    for cov in coverages:
+        ref = cov.reference
+        verdict = "" if ref.target is None else (" (target met)" if cov.meets_target else
+                                                 f" BELOW the target of {ref.target} %")
+        out.append(f"{ref.slug}: {cov.covered}/{len(cov.counted)} covered ({cov.percent:.1f} %){verdict}")
+        if ref.target is not None and not cov.meets_target:
+            out += [f"  {e.entry.name}: {e.gap()}" for e in cov.counted if not e.covered]
+    return out
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _link(url: str) -> str:
+    return f"<{url}>" if URL_PATTERN.match(url) else url
