@@ -152,6 +152,18 @@ class FrameworkOverride:
 
 
 @dataclass(frozen=True)
+class Documented:
+    """Where a framework's documentation says one thing and the case measured another
+    (``documentation: {fw: {says, source, contradicts}}``): a finding the report lists."""
+
+    framework: str
+    says: str  # what the documentation says, quoted or closely paraphrased
+    source: str  # the link to the page that says it
+    contradicts: str  # the expectation kind whose value on this framework measures otherwise
+    location: Location | None = None
+
+
+@dataclass(frozen=True)
 class Case:
     id: str
     title: str
@@ -165,6 +177,7 @@ class Case:
     references: tuple[str, ...] = ()
     device: str = "cpu"
     overrides: Mapping[str, FrameworkOverride] = field(default_factory=dict)
+    documentation: Mapping[str, Documented] = field(default_factory=dict)  # framework -> finding
 
     @property
     def family(self) -> str:
@@ -199,6 +212,7 @@ class Case:
 # when it reads one back (the case cache, the sandbox's messages).
 CASE_TYPES: tuple[type, ...] = (
     Case, TensorSpec, Generated, ir.Step, ir.Ref, ir.Const, ir.Seq, ir.SliceExpr, ir.Op, ir.PyOp, ir.NameTarget,
-    ir.ItemTarget, ir.AttrTarget, Expect, ResultKey, ExpectOverride, FrameworkOverride, Location, CaseFormatError,
+    ir.ItemTarget, ir.AttrTarget, Expect, ResultKey, ExpectOverride, FrameworkOverride, Documented, Location,
+    CaseFormatError,
 )
 # (the classes of what each assertion kind parses are its own: conformance.kinds.VALUE_TYPES)

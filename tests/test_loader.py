@@ -15,6 +15,7 @@ from conformance.adapters.base import numpy_input
 from conformance.ir import NameTarget, Op
 from conformance.load.reader import Vocabulary, load_text
 from conformance.model import Case, Generated, ResultKey
+from conformance.source import split
 
 VOCAB = Vocabulary(
     frameworks=tuple(registry.BUILTIN),
@@ -730,7 +731,7 @@ YAML_MISTAKES = [
     ('an input indented as a key of the case', ((6, '    w: [3.0]'),),
      6, 5, "unknown key 'w' in a case",
      "an input? indent it under 'given', like the others (allowed keys: id, title, tags, claims, references, device, "
-     'given, steps, expect, frameworks)'),
+     'given, steps, expect, frameworks, documentation)'),
 ]
 
 
@@ -748,3 +749,61 @@ def test_a_yaml_mistake_is_said_where_it_is_written(mistake: str, edits: tuple[t
 
 def test_the_yaml_base_of_the_mistakes_is_valid() -> None:
     assert load_text(YAML_BASE, "cases/t.yaml", Vocabulary(operations=None)).errors == []
+
+
+DOC_CASE = """\
+cases:
+  - id: views.reshape.documented
+    title: t
+    given:
+      x: {data: [1.0, 2.0]}
+    steps:
+      - y = x.view(2)
+    expect:
+      shares_memory: {y & x: true}
+    frameworks:
+      numpy: {not_applicable: no view of that meaning}
+    documentation:
+"""
+
+
+def test_documentation_reads_each_framework_finding() -> None:
+    result = load(DOC_CASE + """\
+      paddle:
+        says: "the output shares data with x"
+        source: https://example.org/reshape
+        contradicts: shares_memory
+""")
+    assert not result.errors
+    doc = result.cases[0].documentation["paddle"]
+    assert (doc.says, doc.source, doc.contradicts, doc.location.line) == (
+        "the output shares data with x", "https://example.org/reshape", "shares_memory", 13)
+
+
+def test_every_mistake_in_documentation_is_located() -> None:
+    result = load(DOC_CASE + """\
+      padle: {says: a, source: https://example.org, contradicts: shares_memory}
+      paddle:
+        says: a
+        source: the docs
+        contradicts: values
+      torch: {says: a}
+      numpy: {says: a, source: https://example.org, contradicts: shares_memory}
+      jax: {says: a, source: https://example.org, contradicts: shares_memory, why: b}
+""")
+    messages = [e.render() for _, error in result.errors for e in split(error)]
+    assert messages == [
+        "cases/t.yaml:13:7: unknown framework 'padle'\n  fix: did you mean 'paddle'?; the frameworks are "
+        + ", ".join(registry.BUILTIN) + " (conformance frameworks)",
+        "cases/t.yaml:16:9: 'documentation.paddle''s source must be a link (http:// or https://)\n"
+        "  fix: link the documentation page that says it",
+        "cases/t.yaml:17:9: 'documentation.paddle': the case does not assert 'values' on paddle\n"
+        "  fix: name one the case asserts on paddle: shares_memory",
+        "cases/t.yaml:18:7: 'documentation.torch' has no 'source'\n  fix: add source: <the link to that page>",
+        "cases/t.yaml:18:7: 'documentation.torch' has no 'contradicts'\n"
+        "  fix: name the expectation that measures otherwise: contradicts: shares_memory",
+        "cases/t.yaml:19:7: the case is not applicable on numpy: it measures nothing there to contradict the "
+        "documentation\n  fix: remove 'documentation.numpy'",
+        "cases/t.yaml:20:79: unknown key 'why' in 'documentation.jax'\n"
+        "  fix: allowed keys: says, source, contradicts",
+    ]

@@ -343,3 +343,53 @@ def test_diff_of_a_missing_file_says_so(tmp_path: Path, capsys, missing: str) ->
     args = [str(tmp_path / "nope.json"), str(a)] if missing == "old" else [str(a), str(tmp_path / "nope.json")]
     assert main(["diff", *args]) == 2
     assert "nope.json: cannot read results JSON" in capsys.readouterr().err
+
+
+DOCUMENTED = """\
+cases:
+  - id: views.reshape.transposed_input
+    title: reshape of a transposed input copies
+    given:
+      x: {shape: [2, 3], arange: true}
+    steps:
+      - t = x.transpose(0, 1)
+      - y = t.reshape(6)
+    expect:
+      shares_memory: {y & t: false}
+    documentation:
+      paddle:
+        says: "the output Tensor shares data with the input"
+        source: https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/reshape_en.html
+        contradicts: shares_memory
+"""
+
+
+def test_documentation_disagreements_are_listed_with_what_was_measured() -> None:
+    """A case's documentation: field reaches the results and both reports, with the observed
+    value of the kind it names and whether the case confirmed it there."""
+    from results_factory import document
+
+    from conformance import registry
+    from conformance.load.reader import load_text
+    from conformance.report.results import case_info
+
+    (case,) = load_text(DOCUMENTED, "cases/c.yaml", registry.vocabulary()).cases
+    cases = {case.id: case_info(case)}
+    assert cases[case.id]["documentation"] == {"paddle": {
+        "says": "the output Tensor shares data with the input", "contradicts": "shares_memory",
+        "source": "https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/reshape_en.html"}}
+    records = [record(case.id, fw, pairs={("y", "t"): "copy"}) for fw in ("torch", "paddle")]
+    report = analysis.build(document(cases, records))
+    (doc,) = report.documented
+    assert (doc.framework, doc.case_id, doc.measured, doc.outcome) == (
+        "paddle", case.id, [("y.t", False)], "pass")
+    md = report_md.render(report)
+    assert ("| paddle | `views.reshape.transposed_input` | the output Tensor shares data with the input | "
+            "`shares_memory` `y & t`: False | [www.paddlepaddle.org.cn]"
+            "(https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/reshape_en.html) |") in md
+    assert "<h2 id='documentation'>Documentation disagrees (1)</h2>" in report_html.render(report)
+    failing = [record(case.id, "paddle", "fail", pairs={("y", "t"): "view"}, reason="shares_memory")]
+    (doc,) = analysis.build(document(cases, failing)).documented
+    assert doc.outcome == "fail"
+    assert "(FAIL: not confirmed)" in report_md.render(analysis.build(document(cases, failing)))
+    assert "No case records" in report_md.render(analysis.build(sample()))

@@ -10,10 +10,12 @@ from conformance.kinds.base import ParseContext
 from conformance.load import fields
 from conformance.load.expect import read_expect, replaced_whole
 from conformance.load.yamlsrc import YMap
-from conformance.model import CLAIM_STANCES, ExpectOverride, FrameworkOverride
+from conformance.model import CLAIM_STANCES, Documented, Expect, ExpectOverride, FrameworkOverride
 from conformance.source import CaseFormatError, Location, raise_all, split
 
 OVERRIDE_KEYS = ("reason", "expect", "not_applicable", "claims")
+DOCUMENTED_KEYS = ("says", "source", "contradicts")
+URL = re.compile(r"^https?://\S+$")
 CLAIM_PATTERN = re.compile(r"^S\d-\d\d$")
 
 
@@ -134,3 +136,73 @@ def read_claims(m: YMap, what: str, known: Collection[str] | None, errors: list[
             out[claim] = stance
     return out
 
+
+
+def read_documentation(m: YMap, ctx: ParseContext, expect: Expect, overrides: dict[str, FrameworkOverride],
+                       errors: list[CaseFormatError]) -> dict[str, Documented]:
+    """``documentation: {fw: {says, source, contradicts}}``: where the framework's own
+    documentation says otherwise than the case measures. ``contradicts`` names the
+    expectation kind that measures it, which the case must assert on that framework."""
+    if "documentation" not in m:
+        return {}
+    try:
+        docs = fields.mapping(m["documentation"], m.where("documentation"), "'documentation'")
+    except CaseFormatError as exc:
+        errors += split(exc)
+        return {}
+    out = {}
+    for fw, raw in docs.items():
+        where = docs.where(fw)
+        what = f"'documentation.{fw}'"
+        if fw not in ctx.frameworks:
+            known = f"the frameworks are {', '.join(ctx.frameworks)} (conformance frameworks)"
+            guess = fields.did_you_mean(fw, ctx.frameworks)
+            errors.append(CaseFormatError(where, f"unknown framework {fw!r}", f"{guess}; {known}" if guess else known,
+                                          code="CF005"))
+            continue
+        try:
+            d = fields.mapping(raw, where, what)
+        except CaseFormatError as exc:
+            errors += split(exc)
+            continue
+        found: list[CaseFormatError] = []
+        unknown = fields.unknown_keys(d, DOCUMENTED_KEYS, what, found)
+        values: dict[str, str] = {}
+        for key in DOCUMENTED_KEYS:
+            if key not in d:
+                if not unknown:
+                    found.append(CaseFormatError(where, f"{what} has no {key!r}", _DOCUMENTED_HINTS[key]))
+                continue
+            try:
+                values[key] = fields.string(d, key, f"'{key}'")
+            except CaseFormatError as exc:
+                found += split(exc)
+        if "source" in values and not URL.match(values["source"]):
+            found.append(CaseFormatError(d.where("source"), f"{what}'s source must be a link (http:// or https://)",
+                                         "link the documentation page that says it"))
+        kind = values.get("contradicts")
+        if kind is not None:
+            override = overrides.get(fw)
+            if override is not None and override.not_applicable is not None:
+                found.append(CaseFormatError(where, f"the case is not applicable on {fw}: it measures nothing there "
+                                             "to contradict the documentation", f"remove {what}"))
+            else:
+                asserted = expect.merged(override.expect).checks if override and override.expect else expect.checks
+                if kind not in asserted:
+                    hint = fields.did_you_mean(kind, list(asserted)) or \
+                        f"name one the case asserts on {fw}: {', '.join(asserted) or 'none'}"
+                    found.append(CaseFormatError(d.where("contradicts"), f"{what}: the case does not assert {kind!r} "
+                                                 f"on {fw}", hint))
+        if found:
+            errors += found
+            continue
+        out[fw] = Documented(framework=fw, says=values["says"], source=values["source"],
+                             contradicts=values["contradicts"], location=where)
+    return out
+
+
+_DOCUMENTED_HINTS = {
+    "says": "quote what the documentation says: says: \"the output shares data with x\"",
+    "source": "add source: <the link to that page>",
+    "contradicts": "name the expectation that measures otherwise: contradicts: shares_memory",
+}

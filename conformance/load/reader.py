@@ -23,7 +23,7 @@ from conformance.kinds.base import ParseContext
 from conformance.load import fields
 from conformance.load.expect import read_expect
 from conformance.load.inputs import TENSOR_KEYS, read_given
-from conformance.load.overrides import read_claims, read_overrides
+from conformance.load.overrides import read_claims, read_documentation, read_overrides
 from conformance.load.steplist import StepListReader
 from conformance.load.yamlsrc import MAX_FILE_BYTES, YList, YMap, find_text, folded_into, parse, too_large
 from conformance.model import Case, Expect
@@ -31,7 +31,7 @@ from conformance.source import CaseFormatError, Location, raise_all, split
 
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 CASE_KEYS = ("id", "title", "tags", "claims", "references", "device", "given", "steps",
-             "expect", "frameworks")
+             "expect", "frameworks", "documentation")
 REQUIRED_CASE_KEYS = ("id", "title", "steps", "expect")
 DEVICES = ("cpu", "cuda")
 
@@ -284,6 +284,7 @@ class _CaseReader:
             overrides = read_overrides(m, ctx, claims, errors)
         except CaseFormatError as exc:
             errors += split(exc)
+        documentation = read_documentation(m, ctx, expect, overrides, errors)
         if self.vocab.operations is not None:
             step_reader.check_operations(self.vocab.operations or ())
         step_reader.check_strings(self.vocab.strings)
@@ -291,7 +292,7 @@ class _CaseReader:
         return Case(
             id=case_id, title=title, location=Location(self.file, m.location.line, m.location.column),
             steps=tuple(steps), expect=expect, given=tuple(given), tags=tags, claims=claims or {},
-            references=references, device=device, overrides=overrides,
+            references=references, device=device, overrides=overrides, documentation=documentation,
         )
 
     def case_id(self, m: YMap) -> str:

@@ -97,6 +97,19 @@ class ClaimRow:
 
 
 @dataclass
+class DocumentedRow:
+    """A framework's documentation saying one thing where the case measured another."""
+
+    framework: str
+    case_id: str
+    says: str
+    source: str
+    contradicts: str
+    measured: list[tuple[str, Any]]  # (what, observed) of the contradicting kind, from the record
+    outcome: str  # the case's outcome there: pass / known divergence confirm the measurement
+
+
+@dataclass
 class Report:
     environment: dict[str, Any]
     frameworks: list[str]
@@ -111,6 +124,7 @@ class Report:
     # (a, b), a before b in the columns' order -> the cases both ran and how many of them they
     # behave the same in (the matrix of which two frameworks agree most)
     pairs: dict[tuple[str, str], Score] = field(default_factory=dict)
+    documented: list[DocumentedRow] = field(default_factory=list)
 
     @property
     def divergences(self) -> list[Row]:
@@ -157,6 +171,7 @@ def build(results: dict[str, Any]) -> Report:
         families=dict(sorted(families.items())), overall=overall,
         operations=_operations(rows, frameworks), claims=_claims(results.get("claims", {}), rows, frameworks),
         counts=counts, total_results=len(results["results"]), pairs=pairs,
+        documented=_documented(rows, frameworks),
     )
 
 
@@ -241,6 +256,23 @@ def _why(info: dict[str, Any], cells: dict[str, Cell]) -> dict[str, str]:
         elif cell.outcome in (FAIL, ERROR) and cell.reason:
             why[fw] = cell.reason
     return why
+
+
+def _documented(rows: list[Row], frameworks: list[str]) -> list[DocumentedRow]:
+    out = []
+    for row in rows:
+        for fw, doc in row.info.get("documentation", {}).items():
+            cell = row.cells.get(fw)
+            if cell is None:
+                continue
+            observed = cell.record.get("observed", {})
+            prefix = doc["contradicts"] + "."
+            measured = [(key.removeprefix(prefix), value) for key, value in sorted(observed.items())
+                        if key == doc["contradicts"] or key.startswith(prefix)]
+            out.append(DocumentedRow(fw, row.case_id, doc["says"], doc["source"], doc["contradicts"], measured,
+                                     cell.outcome))
+    order = {fw: i for i, fw in enumerate(frameworks)}
+    return sorted(out, key=lambda d: (order.get(d.framework, len(order)), d.case_id))
 
 
 # ---- operations

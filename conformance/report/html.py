@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 from conformance.report.analysis import (
     CLASS_WORDS,
     OUTCOME_WORDS,
+    VERIFIED,
     Report,
     Row,
     framework_title,
@@ -89,7 +90,8 @@ VERDICT_CLASS = {"holds": "v-holds", "does not hold": "v-does-not-hold", "unsett
 def render(report: Report, link_root: str = "..") -> str:
     """The page: one self-contained file (style and script inline), each section a unit."""
     sections = (_header(report), _filters(report), _summary(report), _divergences(report, link_root),
-                _claims(report), _operations(report), _matrix(report, link_root), _environment(report))
+                _claims(report), _documentation(report), _operations(report), _matrix(report, link_root),
+                _environment(report))
     return "\n".join([*(part for section in sections for part in section),
                       f"<script>{SCRIPT}</script></body></html>\n"])
 
@@ -185,6 +187,29 @@ def _claims(report: Report) -> list[str]:
         cases = " ".join(f"<a href='#case-{escape(c)}'><code>{escape(c)}</code></a>" for c in claim.cases) or "none"
         out.append(f"<tr id='claim-{escape(claim.claim)}'><td><b>{escape(claim.claim)}</b> {escape(claim.text)}</td>"
                    f"{cells}<td>{cases}</td></tr>")
+    return out + ["</table>"]
+
+
+def _documentation(report: Report) -> list[str]:
+    out = [f"<h2 id='documentation'>Documentation disagrees ({len(report.documented)})</h2>"]
+    if not report.documented:
+        return out + ["<p>No case records a framework's documentation saying otherwise than what it measured.</p>"]
+    out += ["<p>Where a framework's own documentation says one thing and the case measured another (the case's "
+            "<code>documentation:</code> field). <i>Measured</i> is the case's observation of the kind named; a case "
+            "that fails there has not confirmed it.</p>",
+            "<table id='documentation-table'><tr><th>framework</th><th>case</th><th>the documentation says</th>"
+            "<th>measured</th><th>source</th></tr>"]
+    for doc in report.documented:
+        measured = ", ".join(f"<code>{escape(' & '.join(what.split('.')) or doc.contradicts)}</code>: "
+                             f"{escape(str(value))}" for what, value in doc.measured)
+        measured = f"<code>{escape(doc.contradicts)}</code> {measured}"
+        if doc.outcome not in VERIFIED:
+            measured += f" ({escape(OUTCOME_WORDS.get(doc.outcome, doc.outcome))}: not confirmed)"
+        link = f"<a href='{escape(doc.source)}'>{escape(doc.source)}</a>" if doc.source.startswith(
+            ("http://", "https://")) else escape(doc.source)
+        out.append(f"<tr data-fw='{escape(doc.framework)}'><td>{escape(doc.framework)}</td>"
+                   f"<td><a href='#case-{escape(doc.case_id)}'><code>{escape(doc.case_id)}</code></a></td>"
+                   f"<td>{escape(doc.says)}</td><td>{measured}</td><td>{link}</td></tr>")
     return out + ["</table>"]
 
 

@@ -14,6 +14,7 @@ from conformance.escaping import for_markdown, markdown_code, markdown_url
 from conformance.report.analysis import (
     CLASS_WORDS,
     OUTCOME_WORDS,
+    VERIFIED,
     Cell,
     Report,
     Row,
@@ -36,7 +37,7 @@ def render(report: Report, link_root: str = "..") -> str:
     """The Markdown text. ``link_root`` is the path from the report's folder to the
     folder the case file paths are relative to."""
     sections = (_header(report), _summary(report), _divergences(report, link_root), _claims(report),
-                _operations(report), _matrix(report, link_root), _environment(report))
+                _documentation(report), _operations(report), _matrix(report, link_root), _environment(report))
     return "\n".join(line for section in sections for line in section)
 
 
@@ -52,7 +53,8 @@ def _header(report: Report) -> list[str]:
           "with a reason); ⊘ refused: the framework's arrays are immutable, and the mutation the case makes "
           "raised; ❌ the case's expectation did not hold.\n",
         "Contents: [Summary](#summary) · [Divergences](#divergences) · [Claims](#claims) · "
-        "[Operations](#operation-classification) · [Matrix](#matrix) · [Environment](#environment)\n",
+        "[Documentation disagrees](#documentation-disagrees) · [Operations](#operation-classification) · "
+        "[Matrix](#matrix) · [Environment](#environment)\n",
     ]
 
 
@@ -122,6 +124,26 @@ def _claims(report: Report) -> list[str]:
                               for fw in report.frameworks)
         cases = ", ".join(markdown_code(c) for c in claim.cases) or "none"
         out.append(f"| **{_escape(claim.claim)}** {text} | {verdicts} | {cases} |")
+    return out + [""]
+
+
+def _documentation(report: Report) -> list[str]:
+    out = ["## Documentation disagrees\n"]
+    if not report.documented:
+        return out + ["No case records a framework's documentation saying otherwise than what it measured.\n"]
+    out += [f"{_plural(len(report.documented), 'place')} where a framework's own documentation says one thing and "
+            "the case measured another (the case's `documentation:` field). *Measured* is the case's observation "
+            "of the kind named; a case that fails there has not confirmed it.\n",
+            "| framework | case | the documentation says | measured | source |",
+            "|---|---|---|---|---|"]
+    for doc in report.documented:
+        measured = ", ".join(f"{markdown_code(' & '.join(what.split('.')) or doc.contradicts)}: "
+                             f"{_cell_text(str(value), 120)}" for what, value in doc.measured)
+        measured = f"{markdown_code(doc.contradicts)} {measured}" if measured else markdown_code(doc.contradicts)
+        if doc.outcome not in VERIFIED:
+            measured += f" ({_escape(OUTCOME_WORDS.get(doc.outcome, doc.outcome))}: not confirmed)"
+        out.append(f"| {_escape(doc.framework)} | {markdown_code(doc.case_id)} | {_cell_text(doc.says, 300)} | "
+                   f"{measured} | [{_escape(_host(doc.source))}]({markdown_url(doc.source)}) |")
     return out + [""]
 
 
@@ -205,6 +227,11 @@ def _refs(row: Row) -> str:
         return ""
     return "<br>refs: " + " ".join(f"[{i}]({markdown_url(ref)})" if ref.startswith(("http://", "https://"))
                                    else _escape(ref) for i, ref in enumerate(refs, 1))
+
+
+def _host(url: str) -> str:
+    """The site a link goes to, as its label (``numpy.org``)."""
+    return url.split("://", 1)[-1].split("/", 1)[0] or url
 
 
 def _framework_columns(report: Report) -> str:

@@ -138,6 +138,10 @@ def case_info(case: Case) -> dict[str, Any]:
             fw: {"reason": o.reason, "not_applicable": o.not_applicable is not None, "claims": dict(o.claims)}
             for fw, o in sorted(case.overrides.items())
         },
+        "documentation": {
+            fw: {"says": d.says, "source": d.source, "contradicts": d.contradicts}
+            for fw, d in sorted(case.documentation.items())
+        },
     }
 
 
