@@ -44,6 +44,8 @@ INPLACE_ELEMENTWISE = (
     "not_equal_", "less_", "less_equal_", "greater_equal_",
     "logical_and_", "logical_or_", "logical_xor_", "logical_not_",
     "bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_not_", "bitwise_left_shift_", "bitwise_right_shift_",
+    # Paddle's own other names of the same functions (torch's table: absent, naming torch's)
+    "gammaln_", "mod_", "floor_mod_", "bitwise_invert_",
 )
 # ... and torch's names that Paddle spells otherwise: documented aliases of the same meaning
 # (torch.absolute is abs, Paddle's equal_ is the in-place ==, gammainc is igamma, ...)

@@ -310,6 +310,11 @@ class TorchAdapter(TorchProbes, Adapter):
             "method:to": _to,
             "method:astype": absent("torch tensors have no astype(); the counterpart is to(dtype)"),
             "method:scale_": absent("torch has no scale_(); the counterpart is mul_()"),
+            # Paddle's other names of elementwise in-place methods (issue 18)
+            "method:gammaln_": absent("torch has no gammaln_(); the counterpart is lgamma_()"),
+            "method:mod_": absent("torch has no mod_(); the counterpart is remainder_() (floor modulo)"),
+            "method:floor_mod_": absent("torch has no floor_mod_(); the counterpart is remainder_()"),
+            "method:bitwise_invert_": absent("torch has no bitwise_invert_(); the counterpart is bitwise_not_()"),
             "setattr:requires_grad": lambda x, v: setattr(x, "requires_grad", v),
             "setattr:data": lambda x, v: setattr(x, "data", v),
             "block:no_grad": lambda: torch().no_grad(),
