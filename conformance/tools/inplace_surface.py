@@ -83,11 +83,10 @@ def merge(existing: Iterable[Mapping[str, Any]] | None, names: Iterable[str],
     others = {fw: set(ns) for fw, ns in (same_name or {}).items()}
     merged = []
     for name in sorted(set(names)):
+        entry: dict[str, Any] = {"name": name}
         if name in old:
-            entry = {"name": name}
             entry.update({k: old[name][k] for k in CURATED if k in old[name]})
         else:
-            entry = {"name": name}
             matches = {fw: name for fw in sorted(others) if name in others[fw]}
             if matches:
                 entry["counterparts"] = matches
@@ -199,13 +198,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{fw}: not importable here; its list is kept as it is", file=sys.stderr)
     path = {fw: DATA / f"{fw}-inplace.yaml" for fw in FRAMEWORKS}
     torch_doc = load(path["torch"])
-    if found["torch"]:
-        torch_doc = build("torch", found["torch"], torch_doc, names, None)
+    found_torch = found["torch"]
+    if found_torch:
+        torch_doc = build("torch", found_torch, torch_doc, names, None)
         path["torch"].write_text(dump(torch_doc, COMMENT.format(qualified="torch.Tensor")), encoding="utf-8")
     torch_entries = (torch_doc or {}).get("operations") or []
     for fw in OTHERS:
-        if found[fw]:
-            doc = build(fw, found[fw], load(path[fw]), names, torch_entries)
+        found_fw = found[fw]
+        if found_fw:
+            doc = build(fw, found_fw, load(path[fw]), names, torch_entries)
             path[fw].write_text(dump(doc, COMMENT.format(qualified=FRAMEWORKS[fw][1])), encoding="utf-8")
     for line in review(torch_entries, names):
         print("review:", line, file=sys.stderr)
