@@ -51,6 +51,13 @@ METHODS = (
 )
 ATTRIBUTES = ("T", "mT", "shape", "data")
 
+# in place, elementwise (issue 18, the in-place surface): MindSpore's own methods of the
+# same name, passed through, and torch's documented aliases as MindSpore's method of that
+# meaning (torch.divide / true_divide are div, multiply is mul, subtract is sub, clip is clamp)
+INPLACE_ELEMENTWISE = ("erfinv_", "floor_", "floor_divide_", "log_", "remainder_", "sign_", "tanh_")
+INPLACE_ELEMENTWISE_ALIASES = {"divide_": "div_", "true_divide_": "div_", "multiply_": "mul_", "subtract_": "sub_",
+                               "clip_": "clamp_"}
+
 _NO_TENSOR_AUTOGRAD = ("MindSpore has no tensor-level autograd (no backward(), .grad, requires_grad, is_leaf); "
                        "gradients are functional: mindspore.grad / mindspore.value_and_grad")
 _NO_DLPACK_PROTOCOL = ("MindSpore tensors have no __dlpack__: its DLPack is capsule-based (mindspore.to_dlpack(x) "
@@ -305,6 +312,11 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
         ms = _ms
         F = lambda: _ms().mint.nn.functional  # noqa: E731
         ops: dict[str, Operation] = {"method:" + m: passthrough(m) for m in METHODS}
+        # issue 18, in place: elementwise methods, aliases, clamp_min_ / clamp_max_ as clamp_ with one bound
+        ops.update({"method:" + m: passthrough(m) for m in INPLACE_ELEMENTWISE})
+        ops.update({"method:" + t: passthrough(m) for t, m in INPLACE_ELEMENTWISE_ALIASES.items()})
+        ops["method:clamp_min_"] = lambda x, min: x.clamp_(min=min)
+        ops["method:clamp_max_"] = lambda x, max: x.clamp_(max=max)
         ops.update({"attr:" + a: attribute(a) for a in ATTRIBUTES})
         ops.update({
             "method:view": _view,

@@ -33,6 +33,30 @@ METHODS = (
 )
 ATTRIBUTES = ("T", "mT", "shape", "grad", "data", "is_leaf", "stop_gradient")
 
+# in place, elementwise (issue 18, the in-place surface): Paddle's own methods of the same
+# name, passed through ...
+INPLACE_ELEMENTWISE = (
+    "acos_", "acosh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "cos_", "cosh_", "digamma_", "erfinv_",
+    "floor_", "frac_", "i0_", "lgamma_", "log_", "log10_", "log1p_", "log2_", "logit_", "nan_to_num_",
+    "reciprocal_", "round_", "rsqrt_", "sin_", "sinc_", "sinh_", "square_", "tan_", "tanh_", "trunc_",
+    "subtract_", "multiply_", "divide_", "floor_divide_", "remainder_", "pow_", "hypot_", "copysign_", "ldexp_",
+    "lerp_", "gcd_", "lcm_", "clip_", "polygamma_",
+    "not_equal_", "less_", "less_equal_", "greater_equal_",
+    "logical_and_", "logical_or_", "logical_xor_", "logical_not_",
+    "bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_not_", "bitwise_left_shift_", "bitwise_right_shift_",
+    # Paddle's own other names of the same functions (torch's table: absent, naming torch's)
+    "gammaln_", "mod_", "floor_mod_", "bitwise_invert_",
+)
+# ... and torch's names that Paddle spells otherwise: documented aliases of the same meaning
+# (torch.absolute is abs, Paddle's equal_ is the in-place ==, gammainc is igamma, ...)
+INPLACE_ELEMENTWISE_ALIASES = {
+    "absolute_": "abs_", "arccos_": "acos_", "arccosh_": "acosh_", "arcsin_": "asin_", "arcsinh_": "asinh_",
+    "arctan_": "atan_", "arctanh_": "atanh_", "negative_": "neg_", "fix_": "trunc_", "true_divide_": "divide_",
+    "eq_": "equal_", "ne_": "not_equal_", "lt_": "less_than_", "le_": "less_equal_", "gt_": "greater_than_",
+    "ge_": "greater_equal_", "greater_": "greater_than_",
+    "igamma_": "gammainc_", "igammac_": "gammaincc_", "mvlgamma_": "multigammaln_",
+}
+
 
 @functools.cache
 def _paddle() -> Any:
@@ -266,6 +290,7 @@ class PaddleAdapter(PaddleProbes, Adapter):
     def operations(self) -> dict[str, Operation]:
         paddle = _paddle
         ops: dict[str, Operation] = {"method:" + m: passthrough(m) for m in METHODS}
+        ops.update(_inplace_elementwise())  # issue 18, in place
         ops.update({"attr:" + a: attribute(a) for a in ATTRIBUTES})
         ops.update({
             "method:view": _view,
@@ -338,6 +363,17 @@ class PaddleAdapter(PaddleProbes, Adapter):
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_activation_operations())
         return ops
+
+
+def _inplace_elementwise() -> dict[str, Operation]:
+    """The elementwise in-place methods (issue 18): same names passed through, torch's other
+    spellings calling Paddle's method of that meaning with the case's arguments, and
+    clamp_min_ / clamp_max_ as Paddle's clamp_ with one bound."""
+    ops: dict[str, Operation] = {"method:" + m: passthrough(m) for m in INPLACE_ELEMENTWISE}
+    ops.update({"method:" + torch_name: passthrough(name) for torch_name, name in INPLACE_ELEMENTWISE_ALIASES.items()})
+    ops["method:clamp_min_"] = lambda x, min: x.clamp_(min=min)
+    ops["method:clamp_max_"] = lambda x, max: x.clamp_(max=max)
+    return ops
 
 
 def _warned_flags() -> list[tuple[Any, str]]:

@@ -36,6 +36,23 @@ METHODS = (
     "movedim", "unflatten", "narrow", "unfold", "unbind", "tensor_split", "broadcast_to", "conj",
     "take", "nonzero",
 )
+# in place, elementwise (issue 18, the in-place surface): unary math, arithmetic, comparison,
+# logical and bitwise methods, passed through (add_, sub_, mul_, div_, exp_, clamp_, relu_,
+# sigmoid_, abs_, neg_, sqrt_ are in METHODS above)
+INPLACE_ELEMENTWISE = (
+    "absolute_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_",
+    "asin_", "asinh_", "atan_", "atanh_", "ceil_", "conj_physical_", "cos_", "cosh_", "deg2rad_", "digamma_",
+    "erf_", "erfc_", "erfinv_", "exp2_", "expm1_", "fix_", "floor_", "frac_", "i0_", "lgamma_", "log_", "log10_",
+    "log1p_", "log2_", "logit_", "nan_to_num_", "negative_", "rad2deg_", "reciprocal_", "round_", "rsqrt_",
+    "sgn_", "sign_", "sin_", "sinc_", "sinh_", "square_", "tan_", "tanh_", "trunc_",
+    "subtract_", "multiply_", "divide_", "true_divide_", "floor_divide_", "remainder_", "fmod_", "pow_",
+    "float_power_", "atan2_", "arctan2_", "hypot_", "copysign_", "ldexp_", "lerp_", "gcd_", "lcm_", "xlogy_",
+    "heaviside_", "nextafter_", "clip_", "clamp_min_", "clamp_max_", "polygamma_", "mvlgamma_", "igamma_",
+    "igammac_",
+    "eq_", "ne_", "not_equal_", "lt_", "less_", "le_", "less_equal_", "gt_", "greater_", "ge_", "greater_equal_",
+    "logical_and_", "logical_or_", "logical_xor_", "logical_not_",
+    "bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_not_", "bitwise_left_shift_", "bitwise_right_shift_",
+)
 ATTRIBUTES = ("T", "mT", "real", "imag", "shape", "grad", "data", "is_leaf", "requires_grad")
 
 
@@ -286,12 +303,18 @@ class TorchAdapter(TorchProbes, Adapter):
     def operations(self) -> dict[str, Operation]:
         torch = _torch
         ops: dict[str, Operation] = {"method:" + m: passthrough(m) for m in METHODS}
+        ops.update({"method:" + m: passthrough(m) for m in INPLACE_ELEMENTWISE})  # issue 18, in place
         ops.update({"attr:" + a: attribute(a) for a in ATTRIBUTES})
         ops.update({
             "method:view": _view,
             "method:to": _to,
             "method:astype": absent("torch tensors have no astype(); the counterpart is to(dtype)"),
             "method:scale_": absent("torch has no scale_(); the counterpart is mul_()"),
+            # Paddle's other names of elementwise in-place methods (issue 18)
+            "method:gammaln_": absent("torch has no gammaln_(); the counterpart is lgamma_()"),
+            "method:mod_": absent("torch has no mod_(); the counterpart is remainder_() (floor modulo)"),
+            "method:floor_mod_": absent("torch has no floor_mod_(); the counterpart is remainder_()"),
+            "method:bitwise_invert_": absent("torch has no bitwise_invert_(); the counterpart is bitwise_not_()"),
             "setattr:requires_grad": lambda x, v: setattr(x, "requires_grad", v),
             "setattr:data": lambda x, v: setattr(x, "data", v),
             "block:no_grad": lambda: torch().no_grad(),
