@@ -158,6 +158,8 @@ def dump(document: Mapping[str, Any], comment: str) -> str:
     for key in ("framework", "set", "title", "source"):
         lines.append(f"{key}: {_flow(document[key])}")
     lines.append(f"version: {json.dumps(str(document['version']))}")
+    if document.get("target") is not None:
+        lines.append(f"target: {int(document['target'])}")
     lines.append("operations:")
     for entry in document["operations"]:
         first = True
@@ -181,6 +183,8 @@ def build(framework: str, found: Mapping[str, Any], existing: Mapping[str, Any] 
         "title": f"the public in-place methods of {qualified} (names ending in _)",
         "source": f"introspection of {qualified} in {module} {version} (python -m conformance.tools.inplace_surface)",
         "version": version,
+        # the percentage the corpus must cover (conformance coverage --check): hand-set, kept
+        "target": (existing or {}).get("target"),
         "operations": entries,
     }
 
