@@ -36,6 +36,16 @@ METHODS = (
     "movedim", "unflatten", "narrow", "unfold", "unbind", "tensor_split", "broadcast_to", "conj",
     "take", "nonzero",
 )
+# issue 18, the in-place surface: the structural in-place methods (indexing and scatter
+# writes, fills and random fills, storage and shape changes, matrix accumulations), called as
+# written (torch's own names; the vocabulary is torch's)
+INPLACE_STRUCTURAL = (
+    "index_add_", "index_copy_", "index_fill_", "index_put_", "index_reduce_", "scatter_", "scatter_add_",
+    "scatter_reduce_", "masked_scatter_", "put_", "fill_diagonal_", "tril_", "triu_",
+    "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_", "random_",
+    "resize_as_", "set_", "cumsum_", "cumprod_", "renorm_",
+    "addmm_", "addbmm_", "baddbmm_", "addmv_", "addr_", "addcdiv_", "addcmul_", "conj_physical_",
+)
 ATTRIBUTES = ("T", "mT", "real", "imag", "shape", "grad", "data", "is_leaf", "requires_grad")
 
 
@@ -191,6 +201,9 @@ class TorchAdapter(TorchProbes, Adapter):
         "torch.utils.checkpoint._StopRecomputationError",
     })
     report_rank = 10
+    # issue 18: the reductions the structural in-place methods take by name (scatter_'s reduce=,
+    # scatter_reduce_'s and index_reduce_'s reduce)
+    case_strings = frozenset({"sum", "prod", "mean", "amax", "amin", "add", "multiply"})
     autograd = True
     device_kinds = ("cpu", "cuda")
     dlpack_export = dlpack_import = True
@@ -343,6 +356,19 @@ class TorchAdapter(TorchProbes, Adapter):
             "fn:empty": lambda *s, dtype=None: torch().empty(*s, dtype=None if dtype is None else _dtype(dtype)),
         })
         ops.update(NUMPY_CONVERSIONS)
+        # issue 18, structural in-place methods (INPLACE_STRUCTURAL), and Paddle's own in-place
+        # methods that torch has under no name
+        ops.update({"method:" + m: passthrough(m) for m in INPLACE_STRUCTURAL})
+        ops.update({
+            "method:put_along_axis_": absent("torch has no put_along_axis_(); the counterpart is scatter_(dim, "
+                                             "index, src) (and scatter_reduce_ for a reduction)"),
+            "method:reshape_": absent("torch has no reshape_(); a tensor's shape changes in place only through "
+                                      "resize_() (or set_()); reshape() returns a new tensor"),
+            "method:flatten_": absent("torch has no flatten_(); the counterpart is x = x.flatten() (a new tensor, "
+                                      "or resize_(numel) in place)"),
+            "method:cast_": absent("torch has no in-place dtype change (no cast_()); the counterpart is "
+                                   "x = x.to(dtype), a new tensor"),
+        })
         return ops
 
 
