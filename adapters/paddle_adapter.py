@@ -223,6 +223,9 @@ class PaddleAdapter(PaddleProbes, Adapter):
         "requires_grad_conversion": (r"Can't get __dlpack__ from Tensor that requires gradients",),
         "not_contiguous_view": (r"can not be viewed, please call reshape",
                                 r"strides\[-1\] must be 1 to view"),
+        # recorded by the corpus and none of the kinds: reading a tensor that resize_ grew without
+        # reallocating (issue 18, inplace.resize_.grow_then_read)
+        "other": (r"Tensor's dimension is out of bound",),
         # a Python number where the operation wants a Tensor (x.add_(1) reads 1's .shape)
         "type_error": (r"^AttributeError: '(int|float|bool|complex)' object has no attribute",),
     }

@@ -45,6 +45,7 @@ INPLACE_STRUCTURAL = (
     "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_", "random_",
     "resize_as_", "set_", "cumsum_", "cumprod_", "renorm_",
     "addmm_", "addbmm_", "baddbmm_", "addmv_", "addr_", "addcdiv_", "addcmul_", "conj_physical_",
+    "share_memory_",
 )
 ATTRIBUTES = ("T", "mT", "real", "imag", "shape", "grad", "data", "is_leaf", "requires_grad")
 
