@@ -435,6 +435,7 @@ class JaxAdapter(JaxProbes, Adapter):
         }
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_missing_operations())
+        ops.update(_structural_inplace_operations())
         return ops
 
 
@@ -471,3 +472,29 @@ def _missing_operations() -> dict[str, Operation]:
                                "jax.random.bernoulli with an explicit key)")
     ops["method:scale"] = absent("JAX arrays have no scale(); the counterpart is x * factor")
     return ops
+
+
+# issue 18, the structural in-place methods: the functional form a JAX user writes instead
+_STRUCTURAL_INPLACE_COUNTERPARTS = {
+    "index_add_": "x.at[index].add(src)", "index_copy_": "x.at[index].set(src)",
+    "index_fill_": "x.at[index].set(value)", "index_put_": "x.at[indices].set(values) (.add to accumulate)",
+    "index_reduce_": "x.at[index].multiply / .max / .min(src)", "scatter_": "x.at[indices].set(src)",
+    "scatter_add_": "x.at[indices].add(src)", "scatter_reduce_": "x.at[indices].add / .multiply / .max / .min(src)",
+    "masked_scatter_": "x.at[mask].set(src[:mask.sum()]) (outside jit)", "put_": "x.ravel().at[index].set(src)",
+    "fill_diagonal_": "jnp.fill_diagonal(x, value, inplace=False)", "tril_": "jnp.tril(x, k)",
+    "triu_": "jnp.triu(x, k)", "bernoulli_": "jax.random.bernoulli(key, p, x.shape)",
+    "cauchy_": "jax.random.cauchy(key, x.shape)", "exponential_": "jax.random.exponential(key, x.shape)",
+    "geometric_": "jax.random.geometric(key, p, x.shape)", "log_normal_": "jax.random.lognormal(key, sigma, x.shape)",
+    "random_": "jax.random.randint(key, x.shape, low, high)", "resize_as_": "jnp.resize(x, other.shape)",
+    "set_": "the other array itself", "cumsum_": "jnp.cumsum(x, axis)", "cumprod_": "jnp.cumprod(x, axis)",
+    "renorm_": "x * per-slice factors", "addmm_": "beta * x + alpha * (m1 @ m2)", "addbmm_": "x + (b1 @ b2).sum(0)",
+    "baddbmm_": "x + b1 @ b2", "addmv_": "x + m @ v", "addr_": "x + jnp.outer(a, b)",
+    "addcdiv_": "x + value * t1 / t2", "addcmul_": "x + value * t1 * t2", "conj_physical_": "jnp.conj(x)",
+    "put_along_axis_": "jnp.put_along_axis(x, indices, values, axis, inplace=False)",
+    "reshape_": "jnp.reshape(x, shape)", "flatten_": "jnp.ravel(x)", "cast_": "x.astype(dtype)",
+}
+
+
+def _structural_inplace_operations() -> dict[str, Operation]:
+    return {"method:" + name: absent(_IMMUTABLE.format(counterpart=cp))
+            for name, cp in _STRUCTURAL_INPLACE_COUNTERPARTS.items()}

@@ -50,6 +50,13 @@ METHODS = (
     "transpose",
 )
 ATTRIBUTES = ("T", "mT", "shape", "data")
+# issue 18, the in-place surface: the structural in-place methods MindSpore 2.10 has under
+# torch's name, meaning and parameter order (its docs give torch's signatures), called as
+# written; on the CPU build most have no kernel, and the call's RuntimeError is recorded
+INPLACE_STRUCTURAL = (
+    "index_add_", "index_copy_", "index_fill_", "index_put_", "scatter_", "scatter_add_", "masked_scatter_",
+    "put_", "fill_diagonal_", "bernoulli_", "exponential_", "random_", "set_", "addmm_",
+)
 
 # in place, elementwise (issue 18, the in-place surface): MindSpore's own methods of the
 # same name, passed through, and torch's documented aliases as MindSpore's method of that
@@ -228,6 +235,9 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
     install_hint = "pip install 'conformance[mindspore]'"
     title = "MindSpore"
     report_rank = 60
+    # issue 18: the reductions the structural in-place methods take by name (scatter_'s reduce=,
+    # scatter_reduce_'s and index_reduce_'s reduce)
+    case_strings = frozenset({"sum", "prod", "mean", "amax", "amin", "add", "multiply"})
     # 'import mindspore' fails in a process that imported Paddle first (_PADDLE_FIRST): its
     # items run in a sandbox child of their own; and it has no DLPack import, so no other
     # framework's run imports it
@@ -276,7 +286,12 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
         # recorded by the corpus and none of the kinds: an operation the CPU build has no
         # kernel for at all (every dtype), a kernel that fails to initialise, a slice
         # assignment with a negative step
-        "other": (r"The kernel \w+ unregistered", r"KernelMod Init Failed", r"indices out of range"),
+        "other": (r"The kernel \w+ unregistered", r"KernelMod Init Failed", r"indices out of range",
+                  # issue 18: the CPU build's other refusals of in-place methods (random fills, put_,
+                  # fill_diagonal_): no kernel made, no dispatch branch, no CPU implementation
+                  r"Create kernelmod for op \w+ failed", r"There is no branch to go function \w+",
+                  r"should not come here for \w+ method", r"is not supported on this device",
+                  r"^RuntimeError: Not implement exception"),
     }
 
     def load(self) -> None:
@@ -397,4 +412,10 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
         for key in registry.dlpack_conversions():
             ops[key] = absent(_NO_DLPACK_PROTOCOL)
         ops.update(NUMPY_CONVERSIONS)
+        # issue 18, the structural in-place methods (INPLACE_STRUCTURAL) and those it lacks
+        ops.update({"method:" + m: passthrough(m) for m in INPLACE_STRUCTURAL})
+        for name in ("index_reduce_", "scatter_reduce_", "tril_", "triu_", "cauchy_", "geometric_", "log_normal_",
+                     "resize_as_", "cumsum_", "cumprod_", "renorm_", "addbmm_", "baddbmm_", "addmv_", "addr_",
+                     "addcdiv_", "addcmul_", "conj_physical_", "put_along_axis_", "reshape_", "flatten_", "cast_"):
+            ops["method:" + name] = absent(f"MindSpore tensors have no {name}() method")
         return ops

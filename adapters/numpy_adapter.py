@@ -202,6 +202,7 @@ class NumpyAdapter(Adapter):
         }
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_missing_operations())
+        ops.update(_structural_inplace_operations())
         return ops
 
 
@@ -248,3 +249,31 @@ def _missing_operations() -> dict[str, Operation]:
         ops[key] = no_grad if "numpy" not in key and "cpu" not in key else absent(
             "a NumPy array has no .numpy() / .cpu(); it already is a host array")
     return ops
+
+
+# issue 18, the structural in-place methods: NumPy has no '_' methods; the in-place counterpart
+# a NumPy user writes (most return None, not the array)
+_STRUCTURAL_INPLACE_COUNTERPARTS = {
+    "index_add_": "np.add.at(x, index, src)", "index_copy_": "x[index] = src",
+    "index_fill_": "x[index] = value", "index_put_": "x[indices] = values (np.add.at to accumulate)",
+    "index_reduce_": "np.multiply.at / np.maximum.at / np.minimum.at(x, index, src)",
+    "scatter_": "np.put_along_axis(x, index, src, axis)", "scatter_add_": "np.add.at(x, indices, src)",
+    "scatter_reduce_": "np.<ufunc>.at(x, indices, src)", "masked_scatter_": "np.place(x, mask, src)",
+    "put_": "np.put(x, index, src)", "fill_diagonal_": "np.fill_diagonal(x, value, wrap)",
+    "tril_": "x[...] = np.tril(x, k)", "triu_": "x[...] = np.triu(x, k)",
+    "bernoulli_": "x[...] = rng.binomial(1, p, x.shape)", "cauchy_": "x[...] = rng.standard_cauchy(x.shape)",
+    "exponential_": "x[...] = rng.exponential(1 / lambd, x.shape)", "geometric_": "x[...] = rng.geometric(p, x.shape)",
+    "log_normal_": "x[...] = rng.lognormal(mean, std, x.shape)", "random_": "x[...] = rng.integers(low, high, x.shape)",
+    "resize_as_": "x.resize(other.shape)", "set_": "none (an ndarray cannot adopt another's buffer)",
+    "cumsum_": "np.cumsum(x, axis, out=x)", "cumprod_": "np.cumprod(x, axis, out=x)",
+    "renorm_": "none (x *= a per-slice factor)", "addmm_": "x *= beta; x += alpha * (m1 @ m2)",
+    "addbmm_": "x += (b1 @ b2).sum(0)", "baddbmm_": "x += b1 @ b2", "addmv_": "x += m @ v",
+    "addr_": "x += np.outer(a, b)", "addcdiv_": "x += value * t1 / t2", "addcmul_": "x += value * t1 * t2",
+    "conj_physical_": "np.conjugate(x, out=x)", "put_along_axis_": "np.put_along_axis(x, indices, values, axis)",
+    "reshape_": "assigning x.shape", "flatten_": "assigning x.shape = (-1,)", "cast_": "none (astype() makes a new array)",
+}
+
+
+def _structural_inplace_operations() -> dict[str, Operation]:
+    return {"method:" + name: absent(f"NumPy arrays have no {name}() method; the in-place counterpart is {cp}")
+            for name, cp in _STRUCTURAL_INPLACE_COUNTERPARTS.items()}

@@ -32,6 +32,17 @@ METHODS = (
     "ravel", "conj", "take", "nonzero",
 )
 ATTRIBUTES = ("T", "mT", "shape", "grad", "data", "is_leaf", "stop_gradient")
+# issue 18, the in-place surface: the structural in-place methods Paddle 3.3.1 has under
+# torch's name that take torch's spelling as written (index_add_ and scatter_ read torch's
+# argument order through Paddle's own compatibility decorators; the rest have torch's
+# parameter order; measured against torch's results by cases/inplace/*)
+INPLACE_STRUCTURAL = (
+    "index_add_", "index_put_", "scatter_", "scatter_add_", "masked_scatter_", "tril_", "triu_",
+    "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_", "random_", "set_",
+    "cumsum_", "cumprod_", "renorm_", "addmm_", "baddbmm_", "put_along_axis_",
+)
+# torch's scatter_reduce_ reductions under Paddle's put_along_axis_ names
+_PUT_ALONG_AXIS_REDUCE = {"sum": "add", "prod": "mul", "mean": "mean", "amax": "amax", "amin": "amin"}
 
 # in place, elementwise (issue 18, the in-place surface): Paddle's own methods of the same
 # name, passed through ...
@@ -203,6 +214,9 @@ class PaddleAdapter(PaddleProbes, Adapter):
         "paddle.reader.decorator.ComposeNotAligned", "paddle.utils.layers_utils.NotSupportedTensorArgumentError",
     })
     report_rank = 20
+    # issue 18: the reductions the structural in-place methods take by name (scatter_'s reduce=,
+    # scatter_reduce_'s and index_reduce_'s reduce)
+    case_strings = frozenset({"sum", "prod", "mean", "amax", "amin", "add", "multiply"})
     autograd = True
     device_kinds = ("cpu", "cuda")
     dlpack_export = dlpack_import = True
@@ -233,6 +247,9 @@ class PaddleAdapter(PaddleProbes, Adapter):
         "requires_grad_conversion": (r"Can't get __dlpack__ from Tensor that requires gradients",),
         "not_contiguous_view": (r"can not be viewed, please call reshape",
                                 r"strides\[-1\] must be 1 to view"),
+        # recorded by the corpus and none of the kinds: reading a tensor that resize_ grew without
+        # reallocating (issue 18, inplace.resize_.grow_then_read)
+        "other": (r"Tensor's dimension is out of bound",),
         # a Python number where the operation wants a Tensor (x.add_(1) reads 1's .shape)
         "type_error": (r"^AttributeError: '(int|float|bool|complex)' object has no attribute",),
     }
@@ -362,6 +379,7 @@ class PaddleAdapter(PaddleProbes, Adapter):
         })
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_activation_operations())
+        ops.update(_structural_inplace_operations())
         return ops
 
 
@@ -373,6 +391,48 @@ def _inplace_elementwise() -> dict[str, Operation]:
     ops.update({"method:" + torch_name: passthrough(name) for torch_name, name in INPLACE_ELEMENTWISE_ALIASES.items()})
     ops["method:clamp_min_"] = lambda x, min: x.clamp_(min=min)
     ops["method:clamp_max_"] = lambda x, max: x.clamp_(max=max)
+    return ops
+
+
+def _structural_inplace_operations() -> dict[str, Operation]:
+    """Issue 18, the structural in-place methods: Paddle's own of the same name (as written,
+    or with torch's argument order translated), Paddle's own in-place methods torch has under
+    no name, and those Paddle lacks, with the counterpart."""
+    ops: dict[str, Operation] = {"method:" + m: passthrough(m) for m in INPLACE_STRUCTURAL}
+    ops.update({
+        # Paddle's index_fill_(index, axis, value): torch's order (dim, index, value) is refused
+        # ("ValueError: index must be Tensor")
+        "method:index_fill_": lambda x, dim, index, value: x.index_fill_(index, dim, value),
+        # Paddle's fill_diagonal_(value, offset=0, wrap=False): torch's second positional
+        # argument is wrap, which Paddle would read as the offset
+        "method:fill_diagonal_": lambda x, fill_value, wrap=False: x.fill_diagonal_(fill_value, wrap=wrap),
+        # Paddle has no scatter_reduce_; its in-place counterpart is put_along_axis_ with a
+        # reduction (torch's sum / prod under Paddle's names add / mul), not broadcasting
+        "method:scatter_reduce_": lambda x, dim, index, src, reduce, include_self=True: x.put_along_axis_(
+            index, src, dim, reduce=_PUT_ALONG_AXIS_REDUCE.get(reduce, reduce), include_self=include_self,
+            broadcast=False),
+        # Paddle's own in-place shape and dtype changes (torch has none of these names)
+        "method:reshape_": lambda x, *s: x.reshape_(_shape(s)),
+        "method:flatten_": lambda x, start_dim=0, end_dim=-1: x.flatten_(start_dim, end_dim),
+        "method:cast_": lambda x, dtype: x.cast_(dtype_named(dtype)),
+        "method:index_copy_": absent("Paddle has no index_copy_(); the counterparts are index_put_() and "
+                                     "item assignment x[index] = src"),
+        "method:index_reduce_": absent("Paddle has no index_reduce_(); the counterpart is put_along_axis_() "
+                                       "with a reduction"),
+        "method:put_": absent("Paddle has no put_() (no writes at indices into the flattened tensor); the "
+                              "counterparts are index_put_() and scatter_() on a flattened view"),
+        "method:resize_as_": absent("Paddle has no resize_as_(); the counterpart is resize_(other.shape)"),
+        "method:addbmm_": absent("Paddle has no addbmm_() (nor addbmm); the counterpart is "
+                                 "x.add_(paddle.bmm(b1, b2).sum(0))"),
+        "method:addmv_": absent("Paddle has no addmv_() (nor addmv); the counterpart is x.add_(paddle.mv(m, v))"),
+        "method:addr_": absent("Paddle has no addr_() (nor addr); the counterpart is x.add_(paddle.outer(a, b))"),
+        "method:addcdiv_": absent("Paddle has no addcdiv_() (nor addcdiv); the counterpart is "
+                                  "x.add_(value * t1 / t2)"),
+        "method:addcmul_": absent("Paddle has no addcmul_() (nor addcmul); the counterpart is "
+                                  "x.add_(value * t1 * t2)"),
+        "method:conj_physical_": absent("Paddle has no conj_physical_(); the counterpart is paddle.conj(x), "
+                                        "a new tensor"),
+    })
     return ops
 
 

@@ -41,7 +41,7 @@ METHODS = (
 # sigmoid_, abs_, neg_, sqrt_ are in METHODS above)
 INPLACE_ELEMENTWISE = (
     "absolute_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_",
-    "asin_", "asinh_", "atan_", "atanh_", "ceil_", "conj_physical_", "cos_", "cosh_", "deg2rad_", "digamma_",
+    "asin_", "asinh_", "atan_", "atanh_", "ceil_", "cos_", "cosh_", "deg2rad_", "digamma_",
     "erf_", "erfc_", "erfinv_", "exp2_", "expm1_", "fix_", "floor_", "frac_", "i0_", "lgamma_", "log_", "log10_",
     "log1p_", "log2_", "logit_", "nan_to_num_", "negative_", "rad2deg_", "reciprocal_", "round_", "rsqrt_",
     "sgn_", "sign_", "sin_", "sinc_", "sinh_", "square_", "tan_", "tanh_", "trunc_",
@@ -52,6 +52,17 @@ INPLACE_ELEMENTWISE = (
     "eq_", "ne_", "not_equal_", "lt_", "less_", "le_", "less_equal_", "gt_", "greater_", "ge_", "greater_equal_",
     "logical_and_", "logical_or_", "logical_xor_", "logical_not_",
     "bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_not_", "bitwise_left_shift_", "bitwise_right_shift_",
+)
+# issue 18, the in-place surface: the structural in-place methods (indexing and scatter
+# writes, fills and random fills, storage and shape changes, matrix accumulations), called as
+# written (torch's own names; the vocabulary is torch's)
+INPLACE_STRUCTURAL = (
+    "index_add_", "index_copy_", "index_fill_", "index_put_", "index_reduce_", "scatter_", "scatter_add_",
+    "scatter_reduce_", "masked_scatter_", "put_", "fill_diagonal_", "tril_", "triu_",
+    "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_", "random_",
+    "resize_as_", "set_", "cumsum_", "cumprod_", "renorm_",
+    "addmm_", "addbmm_", "baddbmm_", "addmv_", "addr_", "addcdiv_", "addcmul_", "conj_physical_",
+    "share_memory_",
 )
 ATTRIBUTES = ("T", "mT", "real", "imag", "shape", "grad", "data", "is_leaf", "requires_grad")
 
@@ -208,6 +219,9 @@ class TorchAdapter(TorchProbes, Adapter):
         "torch.utils.checkpoint._StopRecomputationError",
     })
     report_rank = 10
+    # issue 18: the reductions the structural in-place methods take by name (scatter_'s reduce=,
+    # scatter_reduce_'s and index_reduce_'s reduce)
+    case_strings = frozenset({"sum", "prod", "mean", "amax", "amin", "add", "multiply"})
     autograd = True
     device_kinds = ("cpu", "cuda")
     dlpack_export = dlpack_import = True
@@ -366,6 +380,19 @@ class TorchAdapter(TorchProbes, Adapter):
             "fn:empty": lambda *s, dtype=None: torch().empty(*s, dtype=None if dtype is None else _dtype(dtype)),
         })
         ops.update(NUMPY_CONVERSIONS)
+        # issue 18, structural in-place methods (INPLACE_STRUCTURAL), and Paddle's own in-place
+        # methods that torch has under no name
+        ops.update({"method:" + m: passthrough(m) for m in INPLACE_STRUCTURAL})
+        ops.update({
+            "method:put_along_axis_": absent("torch has no put_along_axis_(); the counterpart is scatter_(dim, "
+                                             "index, src) (and scatter_reduce_ for a reduction)"),
+            "method:reshape_": absent("torch has no reshape_(); a tensor's shape changes in place only through "
+                                      "resize_() (or set_()); reshape() returns a new tensor"),
+            "method:flatten_": absent("torch has no flatten_(); the counterpart is x = x.flatten() (a new tensor, "
+                                      "or resize_(numel) in place)"),
+            "method:cast_": absent("torch has no in-place dtype change (no cast_()); the counterpart is "
+                                   "x = x.to(dtype), a new tensor"),
+        })
         return ops
 
 
