@@ -38,7 +38,11 @@ _NO_LAYERS = "array-api-strict has no neural-network layers (the Array API stand
 _NO_INPLACE_METHOD = ("the Array API standard has no in-place '_' methods; its in-place forms are the in-place "
                       "operators (x += y) and item assignment (x[...] = v)")
 # issue 18, the structural in-place methods (the standard has no '_' methods)
-_STRUCTURAL_INPLACE = ("index_add_ index_copy_ index_fill_ index_put_ index_reduce_ scatter_ scatter_add_ scatter_reduce_ masked_scatter_ put_ fill_diagonal_ tril_ triu_ bernoulli_ cauchy_ exponential_ geometric_ log_normal_ random_ resize_as_ set_ cumsum_ cumprod_ renorm_ addmm_ addbmm_ baddbmm_ addmv_ addr_ addcdiv_ addcmul_ conj_physical_ put_along_axis_ reshape_ flatten_ cast_").split()
+_STRUCTURAL_INPLACE = (
+    "index_add_ index_copy_ index_fill_ index_put_ index_reduce_ scatter_ scatter_add_ scatter_reduce_ "
+    "masked_scatter_ put_ fill_diagonal_ tril_ triu_ bernoulli_ cauchy_ exponential_ geometric_ log_normal_ "
+    "random_ resize_as_ set_ cumsum_ cumprod_ renorm_ addmm_ addbmm_ baddbmm_ addmv_ addr_ addcdiv_ addcmul_ "
+    "conj_physical_ put_along_axis_ reshape_ flatten_ cast_").split()
 _NO_LAYOUT = "the Array API standard exposes no memory layout: it has no contiguous() / strides"
 # the dtypes of the standard (array-api-strict has no float16 / bfloat16)
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

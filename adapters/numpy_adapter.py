@@ -270,7 +270,8 @@ _STRUCTURAL_INPLACE_COUNTERPARTS = {
     "addbmm_": "x += (b1 @ b2).sum(0)", "baddbmm_": "x += b1 @ b2", "addmv_": "x += m @ v",
     "addr_": "x += np.outer(a, b)", "addcdiv_": "x += value * t1 / t2", "addcmul_": "x += value * t1 * t2",
     "conj_physical_": "np.conjugate(x, out=x)", "put_along_axis_": "np.put_along_axis(x, indices, values, axis)",
-    "reshape_": "assigning x.shape", "flatten_": "assigning x.shape = (-1,)", "cast_": "none (astype() makes a new array)",
+    "reshape_": "assigning x.shape", "flatten_": "assigning x.shape = (-1,)",
+    "cast_": "none (astype() makes a new array)",
 }
 
 

@@ -39,7 +39,11 @@ from conformance.adapters.base import (
 _NO_INPLACE = ("tf.Tensor is immutable and has no in-place '_' methods; the counterparts are the out-of-place "
                "operation, or on a tf.Variable assign / assign_add / assign_sub")
 # issue 18, the structural in-place methods (none of them on an immutable tf.Tensor)
-_STRUCTURAL_INPLACE = ("index_add_ index_copy_ index_fill_ index_put_ index_reduce_ scatter_ scatter_add_ scatter_reduce_ masked_scatter_ put_ fill_diagonal_ tril_ triu_ bernoulli_ cauchy_ exponential_ geometric_ log_normal_ random_ resize_as_ set_ cumsum_ cumprod_ renorm_ addmm_ addbmm_ baddbmm_ addmv_ addr_ addcdiv_ addcmul_ conj_physical_ put_along_axis_ reshape_ flatten_ cast_").split()
+_STRUCTURAL_INPLACE = (
+    "index_add_ index_copy_ index_fill_ index_put_ index_reduce_ scatter_ scatter_add_ scatter_reduce_ "
+    "masked_scatter_ put_ fill_diagonal_ tril_ triu_ bernoulli_ cauchy_ exponential_ geometric_ log_normal_ "
+    "random_ resize_as_ set_ cumsum_ cumprod_ renorm_ addmm_ addbmm_ baddbmm_ addmv_ addr_ addcdiv_ addcmul_ "
+    "conj_physical_ put_along_axis_ reshape_ flatten_ cast_").split()
 _TAPE = ("TensorFlow records gradients only inside a tf.GradientTape (tape.gradient(y, x)); a tensor has no "
          "requires_grad, .grad, backward() or grad mode of its own")
 _NO_TRAIN_MODE = ("Keras layers have no train() / eval() mode; training is an argument of each call, "
