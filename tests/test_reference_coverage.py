@@ -223,3 +223,19 @@ def test_the_committed_page_is_current_and_every_list_meets_its_target() -> None
         "docs/coverage.md is stale: run 'conformance coverage > docs/coverage.md'")
     below = [line for line in coverage.summary_lines(coverages) if "BELOW" in line or line.startswith("  ")]
     assert not below, "\n".join(below)
+
+
+def test_an_operation_the_framework_refuses_is_covered_by_the_case_expecting_its_error(tmp_path: Path) -> None:
+    ref = coverage.read_list(write(tmp_path, "torch-inplace.yaml", INPLACE))
+    asserted = "expect: {same_object: {y & x: true}, shares_memory: {v & x: true}, version_change: {x: 1}}"
+    refused = CASES.replace(asserted, "expect: {error: {at: 2, kind: other}}")
+    result = load_text(refused, "cases/t.yaml", VOCAB)
+    assert not result.errors, result.errors
+    entry = coverage.measure(ref, result.cases, {"torch": FakeAdapter(ALL)}).entries[0]
+    assert entry.covered and entry.raises
+    # an error at another step does not count
+    other = refused.replace("at: 2", "at: 1")
+    entry = coverage.measure(ref, load_text(other, "cases/t.yaml", VOCAB).cases,
+                             {"torch": FakeAdapter(ALL)}).entries[0]
+    assert not entry.covered
+    assert entry.gap() == "no case asserts same_object, shares_memory or same_storage, version_change"

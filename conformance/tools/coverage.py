@@ -15,7 +15,8 @@ An entry of a list is **covered** on the list's framework when
 3. those cases, together, assert what the list's set asks of a covering case: a view op
    some aliasing relation (:data:`REQUIRED`), an in-place method the returned object's
    identity, memory shared with a view taken before the call, and the version counter
-   (each where the framework can observe it).
+   (each where the framework can observe it) — or one of them expects the operation's own
+   step to raise there (the framework refuses it: there is no result to check).
 
 Entries marked ``no_counterpart`` (an in-place method no other framework has) are listed,
 with the reason, outside the percentage. Nothing here imports a framework.
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from conformance.ir import operations_of
 from conformance.load import fields
 from conformance.load.yamlsrc import YList, parse
 from conformance.model import Case
@@ -84,6 +86,7 @@ class EntryCoverage:
     cases: tuple[Case, ...]  # the cases that use a key and apply on the list's framework
     missing: tuple[str, ...]  # requirements no covering case asserts ("version_change")
     also_on: tuple[str, ...]  # the other frameworks where some of those cases apply
+    raises: bool = False  # a case expects the operation's own step to raise there: no result to check
 
     @property
     def counted(self) -> bool:
@@ -280,11 +283,22 @@ def measure(reference: ReferenceList, cases: Sequence[Case], adapters: Mapping[s
         using = [c for c in cases if c.operations() & set(entry.keys)]
         mine = tuple(c for c in using if usable and applies(c, fw, adapter, not_run))
         asserted = set().union(*(c.expect_for(fw).checks for c in mine)) if mine else set()
-        missing = tuple(" or ".join(r) for r in requirements if mine and not asserted & set(r))
+        raises = any(_raises_at(c, fw, set(entry.keys)) for c in mine)
+        missing = () if raises else tuple(" or ".join(r) for r in requirements if mine and not asserted & set(r))
         also = tuple(other for other, a in adapters.items()
                      if other != fw and any(applies(c, other, a, not_run) for c in using))
-        out.append(EntryCoverage(entry, bool(usable), why_not, mine, missing, also))
+        out.append(EntryCoverage(entry, bool(usable), why_not, mine, missing, also, raises))
     return ListCoverage(reference, tuple(out))
+
+
+def _raises_at(case: Case, framework: str, keys: set[str]) -> bool:
+    """Whether the case expects, on the framework, an error at a step that calls one of the
+    keys: the framework refuses the operation (MindSpore's CPU build has no kernel for many
+    in-place methods), so there is no result whose identity or memory a case could assert."""
+    error = case.expect_for(framework).checks.get("error")
+    at = getattr(error, "at", None)
+    flat = case.flat_steps()
+    return isinstance(at, int) and 0 < at <= len(flat) and bool(operations_of(flat[at - 1]) & keys)
 
 
 def not_run_from_results(results: Mapping[str, Any]) -> frozenset[tuple[str, str]]:
@@ -306,7 +320,8 @@ assert what the list asks: for a view op, an aliasing relation (`shares_memory`,
 `same_storage`, `same_object` or `recorded_view`); for an in-place method, the identity of
 what it returns (`same_object`), the memory (a view taken before the call sees the result:
 `shares_memory`) and the version counter (`version_change`), where the framework can
-observe each. *Also run on* names the other frameworks where a case of the operation
+observe each; where a case expects the operation's own step to raise on that framework
+(*raises:*), it refuses the operation and there is no result to check. *Also run on* names the other frameworks where a case of the operation
 applies. In-place methods no other framework has are listed with the reason, outside the
 percentage.
 """
@@ -363,7 +378,7 @@ def _list_section(cov: ListCoverage, titles: Mapping[str, str]) -> list[str]:
         if e.covered:
             shown = ", ".join(f"`{c.id}`" for c in e.cases[:SHOWN_CASES])
             more = len(e.cases) - SHOWN_CASES
-            cases = shown + (f" and {more} more" if more > 0 else "")
+            cases = ("raises: " if e.raises else "") + shown + (f" and {more} more" if more > 0 else "")
         else:
             cases = f"**not covered**: {_cell(e.gap())}"
         row = [name]
