@@ -321,9 +321,9 @@ assert what the list asks: for a view op, an aliasing relation (`shares_memory`,
 what it returns (`same_object`), the memory (a view taken before the call sees the result:
 `shares_memory`) and the version counter (`version_change`), where the framework can
 observe each; where a case expects the operation's own step to raise on that framework
-(*raises:*), it refuses the operation and there is no result to check. *Also run on* names the other frameworks where a case of the operation
-applies. In-place methods no other framework has are listed with the reason, outside the
-percentage.
+(*raises:*), it refuses the operation and there is no result to check. *Also run on*
+names the other frameworks where a case of the operation applies. In-place methods no
+other framework has are listed with the reason, outside the percentage.
 """
 
 
