@@ -433,6 +433,7 @@ class JaxAdapter(JaxProbes, Adapter):
             # autograd: detach is stop_gradient (the one tape-free counterpart)
             "method:detach": lambda x: jax().lax.stop_gradient(x),
         }
+        ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_missing_operations())
         return ops
@@ -471,3 +472,20 @@ def _missing_operations() -> dict[str, Operation]:
                                "jax.random.bernoulli with an explicit key)")
     ops["method:scale"] = absent("JAX arrays have no scale(); the counterpart is x * factor")
     return ops
+
+
+def _np_view_operations() -> dict[str, Operation]:
+    """Issue 18 (views-np-paddle): jax.numpy's counterparts of NumPy's documented views
+    (new immutable arrays: JAX has no views)."""
+    jnp = _jnp
+    return {
+        "method:fliplr": lambda x: jnp().fliplr(x),
+        "method:flipud": lambda x: jnp().flipud(x),
+        "method:rot90": lambda x, k=1, dims=(0, 1): jnp().rot90(x, k, axes=tuple(dims)),
+        "method:rollaxis": lambda x, axis, start=0: jnp().rollaxis(x, axis, start),
+        "fn:broadcast_arrays": lambda *xs: tuple(jnp().broadcast_arrays(*xs)),
+        "fn:atleast_1d": lambda *xs: jnp().atleast_1d(*xs),
+        "fn:atleast_2d": lambda *xs: jnp().atleast_2d(*xs),
+        "fn:atleast_3d": lambda *xs: jnp().atleast_3d(*xs),
+        "fn:diag": lambda x, diagonal=0: jnp().diag(x, diagonal),
+    }

@@ -384,5 +384,34 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
 
         for key in registry.dlpack_conversions():
             ops[key] = absent(_NO_DLPACK_PROTOCOL)
+        ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
         ops.update(NUMPY_CONVERSIONS)
         return ops
+
+
+def _np_view_operations() -> dict[str, Operation]:
+    """Issue 18 (views-np-paddle): MindSpore's counterparts of NumPy's documented views:
+    mindspore.ops' fliplr, flipud, rot90, atleast_nd, and mint.diag (torch's signature)."""
+    ms = _ms
+
+    def atleast(name: str) -> Operation:
+        def call(*xs: Any) -> Any:
+            out = getattr(ms().ops, name)(xs[0] if len(xs) == 1 else list(xs))
+            return tuple(out) if isinstance(out, list) else out
+
+        return call
+
+    return {
+        # Tensor.flip takes a tuple of dims only: torch's x.flip(0) passes an int
+        "method:flip": lambda x, dims: x.flip(tuple(dims) if isinstance(dims, (list, tuple)) else (dims,)),
+        "method:fliplr": lambda x: ms().ops.fliplr(x),
+        "method:flipud": lambda x: ms().ops.flipud(x),
+        "method:rot90": lambda x, k=1, dims=(0, 1): ms().ops.rot90(x, k, tuple(dims)),
+        "method:rollaxis": absent("MindSpore has no rollaxis(); the counterpart is movedim(axis, start)"),
+        "fn:broadcast_arrays": absent("MindSpore has no broadcast_arrays / broadcast_tensors; the counterpart is "
+                                      "broadcast_to() of each tensor"),
+        "fn:atleast_1d": atleast("atleast_1d"),
+        "fn:atleast_2d": atleast("atleast_2d"),
+        "fn:atleast_3d": atleast("atleast_3d"),
+        "fn:diag": lambda x, diagonal=0: ms().mint.diag(x, diagonal),
+    }

@@ -200,6 +200,7 @@ class NumpyAdapter(Adapter):
             "fn:sigmoid": absent("NumPy has no sigmoid; the counterparts are 1 / (1 + np.exp(-x)) "
                                  "and scipy.special.expit"),
         }
+        ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_missing_operations())
         return ops
@@ -248,3 +249,20 @@ def _missing_operations() -> dict[str, Operation]:
         ops[key] = no_grad if "numpy" not in key and "cpu" not in key else absent(
             "a NumPy array has no .numpy() / .cpu(); it already is a host array")
     return ops
+
+
+def _np_view_operations() -> dict[str, Operation]:
+    """Issue 18 (views-np-paddle): NumPy's documented views of the flip, rot90, rollaxis,
+    broadcast_arrays, atleast_nd and diag family, in torch's argument conventions."""
+    np = _np
+    return {
+        "method:fliplr": lambda x: np().fliplr(x),
+        "method:flipud": lambda x: np().flipud(x),
+        "method:rot90": lambda x, k=1, dims=(0, 1): np().rot90(x, k, axes=tuple(dims)),
+        "method:rollaxis": lambda x, axis, start=0: np().rollaxis(x, axis, start),
+        "fn:broadcast_arrays": lambda *xs: tuple(np().broadcast_arrays(*xs)),
+        "fn:atleast_1d": lambda *xs: np().atleast_1d(*xs),
+        "fn:atleast_2d": lambda *xs: np().atleast_2d(*xs),
+        "fn:atleast_3d": lambda *xs: np().atleast_3d(*xs),
+        "fn:diag": lambda x, diagonal=0: np().diag(x, diagonal),
+    }

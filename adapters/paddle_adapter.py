@@ -335,6 +335,7 @@ class PaddleAdapter(PaddleProbes, Adapter):
             "fn:ones": lambda *s, dtype=None: paddle().ones(_shape(s), dtype=dtype_named(dtype)),
             "fn:empty": lambda *s, dtype=None: paddle().empty(_shape(s), dtype=dtype_named(dtype)),
         })
+        ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_activation_operations())
         return ops
@@ -402,4 +403,21 @@ def _activation_operations() -> dict[str, Operation]:
         "method:eval": lambda layer: _layer(layer).eval(),
         "method:train": lambda layer, mode=True: _layer(layer).train(mode),
         "call": _call_layer,
+    }
+
+
+def _np_view_operations() -> dict[str, Operation]:
+    """Issue 18 (views-np-paddle): the counterparts of NumPy's documented views. Paddle has
+    no fliplr / flipud / rollaxis; broadcast_tensors takes a list."""
+    paddle = _paddle
+    return {
+        "method:fliplr": absent("Paddle has no fliplr(); the counterpart is flip(x, axis=[1])"),
+        "method:flipud": absent("Paddle has no flipud(); the counterpart is flip(x, axis=[0])"),
+        "method:rot90": lambda x, k=1, dims=(0, 1): paddle().rot90(x, k, list(dims)),
+        "method:rollaxis": absent("Paddle has no rollaxis(); the counterpart is moveaxis(x, axis, start)"),
+        "fn:broadcast_arrays": lambda *xs: tuple(paddle().broadcast_tensors(list(xs))),
+        "fn:atleast_1d": lambda *xs: paddle().atleast_1d(*xs),
+        "fn:atleast_2d": lambda *xs: paddle().atleast_2d(*xs),
+        "fn:atleast_3d": lambda *xs: paddle().atleast_3d(*xs),
+        "fn:diag": lambda x, diagonal=0: paddle().diag(x, offset=diagonal),
     }
