@@ -265,4 +265,6 @@ def _np_view_operations() -> dict[str, Operation]:
         "fn:atleast_2d": lambda *xs: np().atleast_2d(*xs),
         "fn:atleast_3d": lambda *xs: np().atleast_3d(*xs),
         "fn:diag": lambda x, diagonal=0: np().diag(x, diagonal),
+        "method:set_": absent("NumPy arrays cannot be re-pointed at another array's memory; the counterpart is "
+                              "a new view of it, source.view()"),
     }

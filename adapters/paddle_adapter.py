@@ -420,4 +420,13 @@ def _np_view_operations() -> dict[str, Operation]:
         "fn:atleast_2d": lambda *xs: paddle().atleast_2d(*xs),
         "fn:atleast_3d": lambda *xs: paddle().atleast_3d(*xs),
         "fn:diag": lambda x, diagonal=0: paddle().diag(x, offset=diagonal),
+        # documented: "the x will share the same data with source Tensor"
+        "method:set_": _set_,
     }
+
+
+def _set_(x: Any, source: Any = None, storage_offset: int = 0, size: Any = None, stride: Any = None) -> Any:
+    """torch's set_(source, storage_offset, size, stride) as Paddle's set_(source, shape, stride,
+    offset), whose offset counts bytes where torch's counts elements."""
+    return x.set_(source, None if size is None else list(size), None if stride is None else list(stride),
+                  storage_offset * (x if source is None else source).element_size())

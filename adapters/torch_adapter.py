@@ -384,4 +384,6 @@ def _np_view_operations() -> dict[str, Operation]:
         "fn:atleast_2d": lambda *xs: torch().atleast_2d(*xs),
         "fn:atleast_3d": lambda *xs: torch().atleast_3d(*xs),
         "fn:diag": lambda x, diagonal=0: torch().diag(x, diagonal),
+        # Paddle documents set_ as making x share source's data (paddle-views.yaml)
+        "method:set_": passthrough("set_"),
     }
