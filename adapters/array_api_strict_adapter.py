@@ -453,4 +453,7 @@ def _np_view_operations() -> dict[str, Operation]:
         "fn:atleast_3d": absent("the Array API standard has no atleast_3d(); the counterpart is reshape()"),
         "fn:diag": absent("the Array API standard has no diag(); linalg.diagonal() extracts a diagonal, and "
                           "nothing builds a diagonal matrix"),
+        "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(xp().meshgrid(*xs, indexing=indexing, **kw)),
+        "fn:einsum": absent("the Array API standard has no einsum(); the counterparts are tensordot(), matmul() and "
+                            "linalg.diagonal()"),
     }

@@ -488,4 +488,6 @@ def _np_view_operations() -> dict[str, Operation]:
         "fn:atleast_2d": lambda *xs: jnp().atleast_2d(*xs),
         "fn:atleast_3d": lambda *xs: jnp().atleast_3d(*xs),
         "fn:diag": lambda x, diagonal=0: jnp().diag(x, diagonal),
+        "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(jnp().meshgrid(*xs, indexing=indexing, **kw)),
+        "fn:einsum": lambda equation, *xs: jnp().einsum(equation, *xs),
     }

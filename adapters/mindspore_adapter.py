@@ -414,4 +414,6 @@ def _np_view_operations() -> dict[str, Operation]:
         "fn:atleast_2d": atleast("atleast_2d"),
         "fn:atleast_3d": atleast("atleast_3d"),
         "fn:diag": lambda x, diagonal=0: ms().mint.diag(x, diagonal),
+        "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(ms().ops.meshgrid(*xs, indexing=indexing, **kw)),
+        "fn:einsum": lambda equation, *xs: ms().mint.einsum(equation, *xs),
     }

@@ -108,6 +108,8 @@ class NumpyAdapter(Adapter):
     # no error_patterns of its own: NumPy's messages are classified the same in every framework's
     # run (base.NUMPY_ERRORS, in COMMON_ERRORS, which every adapter applies)
     unobservable = frozenset({"version_change", "grad", "requires_grad", "is_leaf"})
+    # meshgrid's indexing names and einsum equations the cases write (issue 18, NumPy's documented views)
+    case_strings = frozenset({"ij", "xy", "ii->i", "ij->ji"})
 
     def load(self) -> None:
         _np()
@@ -265,6 +267,9 @@ def _np_view_operations() -> dict[str, Operation]:
         "fn:atleast_2d": lambda *xs: np().atleast_2d(*xs),
         "fn:atleast_3d": lambda *xs: np().atleast_3d(*xs),
         "fn:diag": lambda x, diagonal=0: np().diag(x, diagonal),
+        # torch's indexing default ('ij'), not NumPy's ('xy'); copy= (NumPy only) as written
+        "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(np().meshgrid(*xs, indexing=indexing, **kw)),
+        "fn:einsum": lambda equation, *xs: np().einsum(equation, *xs),
         "method:set_": absent("NumPy arrays cannot be re-pointed at another array's memory; the counterpart is "
                               "a new view of it, source.view()"),
     }

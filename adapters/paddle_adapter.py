@@ -422,6 +422,10 @@ def _np_view_operations() -> dict[str, Operation]:
         "fn:diag": lambda x, diagonal=0: paddle().diag(x, offset=diagonal),
         # documented: "the x will share the same data with source Tensor"
         "method:set_": _set_,
+        # paddle.meshgrid takes no indexing: its grids are torch's 'ij'; another value is passed as written
+        "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(
+            paddle().meshgrid(*xs, **kw) if indexing == "ij" else paddle().meshgrid(*xs, indexing=indexing, **kw)),
+        "fn:einsum": lambda equation, *xs: paddle().einsum(equation, *xs),
     }
 
 

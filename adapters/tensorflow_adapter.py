@@ -603,7 +603,7 @@ _MISSING = object()
 def _np_view_operations() -> dict[str, Operation]:
     """Issue 18 (views-np-paddle): tf.experimental.numpy's counterparts of NumPy's documented
     views (TensorFlow has no strided views)."""
-    tnp = _tnp
+    tf, tnp = _tf, _tnp
     return {
         "method:fliplr": lambda x: tnp().fliplr(x),
         "method:flipud": lambda x: tnp().flipud(x),
@@ -615,4 +615,6 @@ def _np_view_operations() -> dict[str, Operation]:
         "fn:atleast_2d": lambda *xs: tnp().atleast_2d(*xs),
         "fn:atleast_3d": lambda *xs: tnp().atleast_3d(*xs),
         "fn:diag": lambda x, diagonal=0: tnp().diag(x, diagonal),
+        "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(tf().meshgrid(*xs, indexing=indexing, **kw)),
+        "fn:einsum": lambda equation, *xs: tf().einsum(equation, *xs),
     }

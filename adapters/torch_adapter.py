@@ -386,4 +386,7 @@ def _np_view_operations() -> dict[str, Operation]:
         "fn:diag": lambda x, diagonal=0: torch().diag(x, diagonal),
         # Paddle documents set_ as making x share source's data (paddle-views.yaml)
         "method:set_": passthrough("set_"),
+        # NumPy documents meshgrid(copy=False) and einsum's results as views
+        "fn:meshgrid": lambda *xs, **kw: torch().meshgrid(*xs, **kw),
+        "fn:einsum": lambda equation, *xs: torch().einsum(equation, *xs),
     }
