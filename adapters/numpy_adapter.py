@@ -270,6 +270,8 @@ def _np_view_operations() -> dict[str, Operation]:
         # torch's indexing default ('ij'), not NumPy's ('xy'); copy= (NumPy only) as written
         "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(np().meshgrid(*xs, indexing=indexing, **kw)),
         "fn:einsum": lambda equation, *xs: np().einsum(equation, *xs),
+        # "A field is a view of the array data with a given data-type" (offset in bytes)
+        "method:getfield": lambda x, dtype, offset=0: x.getfield(dtype_named(dtype), offset),
         "method:set_": absent("NumPy arrays cannot be re-pointed at another array's memory; the counterpart is "
                               "a new view of it, source.view()"),
     }

@@ -426,6 +426,8 @@ def _np_view_operations() -> dict[str, Operation]:
         "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(
             paddle().meshgrid(*xs, **kw) if indexing == "ij" else paddle().meshgrid(*xs, indexing=indexing, **kw)),
         "fn:einsum": lambda equation, *xs: paddle().einsum(equation, *xs),
+        "method:getfield": absent("Paddle has no getfield(); the counterpart is view(dtype) and a slice of the "
+                                  "reinterpreted last dimension"),
     }
 
 

@@ -389,4 +389,6 @@ def _np_view_operations() -> dict[str, Operation]:
         # NumPy documents meshgrid(copy=False) and einsum's results as views
         "fn:meshgrid": lambda *xs, **kw: torch().meshgrid(*xs, **kw),
         "fn:einsum": lambda equation, *xs: torch().einsum(equation, *xs),
+        "method:getfield": absent("torch has no getfield(); the counterpart is view(dtype) and a slice of the "
+                                  "reinterpreted last dimension"),
     }
