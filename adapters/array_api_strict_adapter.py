@@ -396,6 +396,7 @@ class ArrayApiStrictAdapter(ArrayApiStrictProbes, Adapter):
             "method:scale": absent("the Array API standard has no scale(); the counterpart is multiply()"),
             "fn:sigmoid": absent("the Array API standard has no sigmoid; the counterpart is 1 / (1 + exp(-x))"),
         }
+        ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_missing_operations())
         # issue 18, the structural in-place methods: the standard has none
@@ -442,3 +443,25 @@ def _missing_operations() -> dict[str, Operation]:
     ops["method:cpu"] = absent("the Array API standard has no cpu(); the counterpart is "
                                "to_device(CPU_DEVICE)")
     return ops
+
+
+def _np_view_operations() -> dict[str, Operation]:
+    """Issue 18 (views-np-paddle): of NumPy's documented views the standard has flip and
+    broadcast_arrays only."""
+    xp = _xp
+    return {
+        "method:fliplr": absent("the Array API standard has no fliplr(); the counterpart is flip(x, axis=1)"),
+        "method:flipud": absent("the Array API standard has no flipud(); the counterpart is flip(x, axis=0)"),
+        "method:rot90": absent("the Array API standard has no rot90(); the counterparts are flip() and "
+                               "permute_dims()"),
+        "method:rollaxis": absent("the Array API standard has no rollaxis(); the counterpart is moveaxis()"),
+        "fn:broadcast_arrays": lambda *xs: tuple(xp().broadcast_arrays(*xs)),
+        "fn:atleast_1d": absent("the Array API standard has no atleast_1d(); the counterpart is reshape()"),
+        "fn:atleast_2d": absent("the Array API standard has no atleast_2d(); the counterpart is reshape()"),
+        "fn:atleast_3d": absent("the Array API standard has no atleast_3d(); the counterpart is reshape()"),
+        "fn:diag": absent("the Array API standard has no diag(); linalg.diagonal() extracts a diagonal, and "
+                          "nothing builds a diagonal matrix"),
+        "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(xp().meshgrid(*xs, indexing=indexing, **kw)),
+        "fn:einsum": absent("the Array API standard has no einsum(); the counterparts are tensordot(), matmul() and "
+                            "linalg.diagonal()"),
+    }

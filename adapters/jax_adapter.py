@@ -433,6 +433,7 @@ class JaxAdapter(JaxProbes, Adapter):
             # autograd: detach is stop_gradient (the one tape-free counterpart)
             "method:detach": lambda x: jax().lax.stop_gradient(x),
         }
+        ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_missing_operations())
         ops.update(_structural_inplace_operations())
@@ -498,3 +499,20 @@ _STRUCTURAL_INPLACE_COUNTERPARTS = {
 def _structural_inplace_operations() -> dict[str, Operation]:
     return {"method:" + name: absent(_IMMUTABLE.format(counterpart=cp))
             for name, cp in _STRUCTURAL_INPLACE_COUNTERPARTS.items()}
+def _np_view_operations() -> dict[str, Operation]:
+    """Issue 18 (views-np-paddle): jax.numpy's counterparts of NumPy's documented views
+    (new immutable arrays: JAX has no views)."""
+    jnp = _jnp
+    return {
+        "method:fliplr": lambda x: jnp().fliplr(x),
+        "method:flipud": lambda x: jnp().flipud(x),
+        "method:rot90": lambda x, k=1, dims=(0, 1): jnp().rot90(x, k, axes=tuple(dims)),
+        "method:rollaxis": lambda x, axis, start=0: jnp().rollaxis(x, axis, start),
+        "fn:broadcast_arrays": lambda *xs: tuple(jnp().broadcast_arrays(*xs)),
+        "fn:atleast_1d": lambda *xs: jnp().atleast_1d(*xs),
+        "fn:atleast_2d": lambda *xs: jnp().atleast_2d(*xs),
+        "fn:atleast_3d": lambda *xs: jnp().atleast_3d(*xs),
+        "fn:diag": lambda x, diagonal=0: jnp().diag(x, diagonal),
+        "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(jnp().meshgrid(*xs, indexing=indexing, **kw)),
+        "fn:einsum": lambda equation, *xs: jnp().einsum(equation, *xs),
+    }

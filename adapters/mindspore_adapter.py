@@ -44,7 +44,7 @@ METHODS = (
     "add_", "sub_", "mul_", "div_", "exp_", "zero_", "fill_", "normal_", "uniform_", "clamp_",
     "sigmoid_", "copy_", "masked_fill_", "requires_grad_",
     # views, copies, reductions, conversions
-    "reshape", "permute", "t", "ravel", "unsqueeze", "diagonal", "split", "chunk", "flip", "clone",
+    "reshape", "permute", "t", "ravel", "unsqueeze", "diagonal", "split", "chunk", "clone",
     "contiguous", "numpy", "sum", "index_select", "masked_select", "gather", "item", "tolist", "movedim",
     "narrow", "unbind", "tensor_split", "conj", "take", "nonzero", "copy", "squeeze", "flatten",
     "transpose",
@@ -411,6 +411,7 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
 
         for key in registry.dlpack_conversions():
             ops[key] = absent(_NO_DLPACK_PROTOCOL)
+        ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
         ops.update(NUMPY_CONVERSIONS)
         # issue 18, the structural in-place methods (INPLACE_STRUCTURAL) and those it lacks
         ops.update({"method:" + m: passthrough(m) for m in INPLACE_STRUCTURAL})
@@ -419,3 +420,33 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
                      "addcdiv_", "addcmul_", "conj_physical_", "put_along_axis_", "reshape_", "flatten_", "cast_"):
             ops["method:" + name] = absent(f"MindSpore tensors have no {name}() method")
         return ops
+
+
+def _np_view_operations() -> dict[str, Operation]:
+    """Issue 18 (views-np-paddle): MindSpore's counterparts of NumPy's documented views:
+    mindspore.ops' fliplr, flipud, rot90, atleast_nd, and mint.diag (torch's signature)."""
+    ms = _ms
+
+    def atleast(name: str) -> Operation:
+        def call(*xs: Any) -> Any:
+            out = getattr(ms().ops, name)(xs[0] if len(xs) == 1 else list(xs))
+            return tuple(out) if isinstance(out, list) else out
+
+        return call
+
+    return {
+        # Tensor.flip takes a tuple of dims only: torch's x.flip(0) passes an int
+        "method:flip": lambda x, dims: x.flip(tuple(dims) if isinstance(dims, (list, tuple)) else (dims,)),
+        "method:fliplr": lambda x: ms().ops.fliplr(x),
+        "method:flipud": lambda x: ms().ops.flipud(x),
+        "method:rot90": lambda x, k=1, dims=(0, 1): ms().ops.rot90(x, k, tuple(dims)),
+        "method:rollaxis": absent("MindSpore has no rollaxis(); the counterpart is movedim(axis, start)"),
+        "fn:broadcast_arrays": absent("MindSpore has no broadcast_arrays / broadcast_tensors; the counterpart is "
+                                      "broadcast_to() of each tensor"),
+        "fn:atleast_1d": atleast("atleast_1d"),
+        "fn:atleast_2d": atleast("atleast_2d"),
+        "fn:atleast_3d": atleast("atleast_3d"),
+        "fn:diag": lambda x, diagonal=0: ms().mint.diag(x, diagonal),
+        "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(ms().ops.meshgrid(*xs, indexing=indexing, **kw)),
+        "fn:einsum": lambda equation, *xs: ms().mint.einsum(equation, *xs),
+    }

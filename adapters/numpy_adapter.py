@@ -108,6 +108,8 @@ class NumpyAdapter(Adapter):
     # no error_patterns of its own: NumPy's messages are classified the same in every framework's
     # run (base.NUMPY_ERRORS, in COMMON_ERRORS, which every adapter applies)
     unobservable = frozenset({"version_change", "grad", "requires_grad", "is_leaf"})
+    # meshgrid's indexing names and einsum equations the cases write (issue 18, NumPy's documented views)
+    case_strings = frozenset({"ij", "xy", "ii->i", "ij->ji"})
 
     def load(self) -> None:
         _np()
@@ -200,6 +202,7 @@ class NumpyAdapter(Adapter):
             "fn:sigmoid": absent("NumPy has no sigmoid; the counterparts are 1 / (1 + np.exp(-x)) "
                                  "and scipy.special.expit"),
         }
+        ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_missing_operations())
         ops.update(_structural_inplace_operations())
@@ -278,3 +281,25 @@ _STRUCTURAL_INPLACE_COUNTERPARTS = {
 def _structural_inplace_operations() -> dict[str, Operation]:
     return {"method:" + name: absent(f"NumPy arrays have no {name}() method; the in-place counterpart is {cp}")
             for name, cp in _STRUCTURAL_INPLACE_COUNTERPARTS.items()}
+def _np_view_operations() -> dict[str, Operation]:
+    """Issue 18 (views-np-paddle): NumPy's documented views of the flip, rot90, rollaxis,
+    broadcast_arrays, atleast_nd and diag family, in torch's argument conventions."""
+    np = _np
+    return {
+        "method:fliplr": lambda x: np().fliplr(x),
+        "method:flipud": lambda x: np().flipud(x),
+        "method:rot90": lambda x, k=1, dims=(0, 1): np().rot90(x, k, axes=tuple(dims)),
+        "method:rollaxis": lambda x, axis, start=0: np().rollaxis(x, axis, start),
+        "fn:broadcast_arrays": lambda *xs: tuple(np().broadcast_arrays(*xs)),
+        "fn:atleast_1d": lambda *xs: np().atleast_1d(*xs),
+        "fn:atleast_2d": lambda *xs: np().atleast_2d(*xs),
+        "fn:atleast_3d": lambda *xs: np().atleast_3d(*xs),
+        "fn:diag": lambda x, diagonal=0: np().diag(x, diagonal),
+        # torch's indexing default ('ij'), not NumPy's ('xy'); copy= (NumPy only) as written
+        "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(np().meshgrid(*xs, indexing=indexing, **kw)),
+        "fn:einsum": lambda equation, *xs: np().einsum(equation, *xs),
+        # "A field is a view of the array data with a given data-type" (offset in bytes)
+        "method:getfield": lambda x, dtype, offset=0: x.getfield(dtype_named(dtype), offset),
+        "method:set_": absent("NumPy arrays cannot be re-pointed at another array's memory; the counterpart is "
+                              "a new view of it, source.view()"),
+    }

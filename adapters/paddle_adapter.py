@@ -36,9 +36,10 @@ ATTRIBUTES = ("T", "mT", "shape", "grad", "data", "is_leaf", "stop_gradient")
 # torch's name that take torch's spelling as written (index_add_ and scatter_ read torch's
 # argument order through Paddle's own compatibility decorators; the rest have torch's
 # parameter order; measured against torch's results by cases/inplace/*)
+# (set_ is _set_ below: Paddle counts its offset in bytes)
 INPLACE_STRUCTURAL = (
     "index_add_", "index_put_", "scatter_", "scatter_add_", "masked_scatter_", "tril_", "triu_",
-    "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_", "random_", "set_",
+    "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_", "random_",
     "cumsum_", "cumprod_", "renorm_", "addmm_", "baddbmm_", "put_along_axis_",
 )
 # torch's scatter_reduce_ reductions under Paddle's put_along_axis_ names
@@ -377,6 +378,7 @@ class PaddleAdapter(PaddleProbes, Adapter):
             "fn:ones": lambda *s, dtype=None: paddle().ones(_shape(s), dtype=dtype_named(dtype)),
             "fn:empty": lambda *s, dtype=None: paddle().empty(_shape(s), dtype=dtype_named(dtype)),
         })
+        ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_activation_operations())
         ops.update(_structural_inplace_operations())
@@ -499,3 +501,35 @@ def _activation_operations() -> dict[str, Operation]:
         "method:train": lambda layer, mode=True: _layer(layer).train(mode),
         "call": _call_layer,
     }
+
+
+def _np_view_operations() -> dict[str, Operation]:
+    """Issue 18 (views-np-paddle): the counterparts of NumPy's documented views. Paddle has
+    no fliplr / flipud / rollaxis; broadcast_tensors takes a list."""
+    paddle = _paddle
+    return {
+        "method:fliplr": absent("Paddle has no fliplr(); the counterpart is flip(x, axis=[1])"),
+        "method:flipud": absent("Paddle has no flipud(); the counterpart is flip(x, axis=[0])"),
+        "method:rot90": lambda x, k=1, dims=(0, 1): paddle().rot90(x, k, list(dims)),
+        "method:rollaxis": absent("Paddle has no rollaxis(); the counterpart is moveaxis(x, axis, start)"),
+        "fn:broadcast_arrays": lambda *xs: tuple(paddle().broadcast_tensors(list(xs))),
+        "fn:atleast_1d": lambda *xs: paddle().atleast_1d(*xs),
+        "fn:atleast_2d": lambda *xs: paddle().atleast_2d(*xs),
+        "fn:atleast_3d": lambda *xs: paddle().atleast_3d(*xs),
+        "fn:diag": lambda x, diagonal=0: paddle().diag(x, offset=diagonal),
+        # documented: "the x will share the same data with source Tensor"
+        "method:set_": _set_,
+        # paddle.meshgrid takes no indexing: its grids are torch's 'ij'; another value is passed as written
+        "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(
+            paddle().meshgrid(*xs, **kw) if indexing == "ij" else paddle().meshgrid(*xs, indexing=indexing, **kw)),
+        "fn:einsum": lambda equation, *xs: paddle().einsum(equation, *xs),
+        "method:getfield": absent("Paddle has no getfield(); the counterpart is view(dtype) and a slice of the "
+                                  "reinterpreted last dimension"),
+    }
+
+
+def _set_(x: Any, source: Any = None, storage_offset: int = 0, size: Any = None, stride: Any = None) -> Any:
+    """torch's set_(source, storage_offset, size, stride) as Paddle's set_(source, shape, stride,
+    offset), whose offset counts bytes where torch's counts elements."""
+    return x.set_(source, None if size is None else list(size), None if stride is None else list(stride),
+                  storage_offset * (x if source is None else source).element_size())

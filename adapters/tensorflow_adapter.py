@@ -588,6 +588,7 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
             "method:read_value": lambda v: v.read_value(),
             "method:value": lambda v: v.value(),
         }
+        ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
         ops.update(NUMPY_CONVERSIONS)
         for name in ("add_", "sub_", "mul_", "div_", "exp_", "zero_", "fill_", "normal_", "uniform_", "clamp_",
                      "relu_", "sigmoid_", "abs_", "neg_", "sqrt_", "copy_", "scale_", "t_", "transpose_",
@@ -606,3 +607,23 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
 
 
 _MISSING = object()
+
+
+def _np_view_operations() -> dict[str, Operation]:
+    """Issue 18 (views-np-paddle): tf.experimental.numpy's counterparts of NumPy's documented
+    views (TensorFlow has no strided views)."""
+    tf, tnp = _tf, _tnp
+    return {
+        "method:fliplr": lambda x: tnp().fliplr(x),
+        "method:flipud": lambda x: tnp().flipud(x),
+        "method:rot90": lambda x, k=1, dims=(0, 1): tnp().rot90(x, k, axes=tuple(dims)),
+        "method:rollaxis": absent("TensorFlow has no rollaxis (tf.experimental.numpy has none); the counterpart "
+                                  "is tf.experimental.numpy.moveaxis"),
+        "fn:broadcast_arrays": lambda *xs: tuple(tnp().broadcast_arrays(*xs)),
+        "fn:atleast_1d": lambda *xs: tnp().atleast_1d(*xs),
+        "fn:atleast_2d": lambda *xs: tnp().atleast_2d(*xs),
+        "fn:atleast_3d": lambda *xs: tnp().atleast_3d(*xs),
+        "fn:diag": lambda x, diagonal=0: tnp().diag(x, diagonal),
+        "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(tf().meshgrid(*xs, indexing=indexing, **kw)),
+        "fn:einsum": lambda equation, *xs: tf().einsum(equation, *xs),
+    }

@@ -379,6 +379,7 @@ class TorchAdapter(TorchProbes, Adapter):
             "fn:ones": lambda *s, dtype=None: torch().ones(*s, dtype=None if dtype is None else _dtype(dtype)),
             "fn:empty": lambda *s, dtype=None: torch().empty(*s, dtype=None if dtype is None else _dtype(dtype)),
         })
+        ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
         ops.update(NUMPY_CONVERSIONS)
         # issue 18, structural in-place methods (INPLACE_STRUCTURAL), and Paddle's own in-place
         # methods that torch has under no name
@@ -417,3 +418,25 @@ def _module(module: Any, what: str = "switched between train and eval mode") -> 
 
 def _call_module(module: Any, *args: Any, **kwargs: Any) -> Any:
     return _module(module, "called")(*args, **kwargs)
+
+
+def _np_view_operations() -> dict[str, Operation]:
+    """Issue 18 (views-np-paddle): the counterparts of NumPy's documented views. torch's fliplr,
+    flipud, rot90 and diag copy (torch has no negative strides); broadcast_tensors is a view."""
+    torch = _torch
+    return {
+        "method:fliplr": passthrough("fliplr"),
+        "method:flipud": passthrough("flipud"),
+        "method:rot90": lambda x, k=1, dims=(0, 1): x.rot90(k, list(dims)),
+        "method:rollaxis": absent("torch has no rollaxis(); the counterpart is movedim(axis, start)"),
+        "fn:broadcast_arrays": lambda *xs: torch().broadcast_tensors(*xs),
+        "fn:atleast_1d": lambda *xs: torch().atleast_1d(*xs),
+        "fn:atleast_2d": lambda *xs: torch().atleast_2d(*xs),
+        "fn:atleast_3d": lambda *xs: torch().atleast_3d(*xs),
+        "fn:diag": lambda x, diagonal=0: torch().diag(x, diagonal),
+        # NumPy documents meshgrid(copy=False) and einsum's results as views
+        "fn:meshgrid": lambda *xs, **kw: torch().meshgrid(*xs, **kw),
+        "fn:einsum": lambda equation, *xs: torch().einsum(equation, *xs),
+        "method:getfield": absent("torch has no getfield(); the counterpart is view(dtype) and a slice of the "
+                                  "reinterpreted last dimension"),
+    }

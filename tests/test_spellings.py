@@ -46,7 +46,7 @@ def adapter(framework: str) -> Any:
 
 
 AUDIT_HEADING = "### The audit"
-ROW = re.compile(rf"^\| ({'|'.join(FRAMEWORKS)}) \| `([a-z_]+:[A-Za-z_]+|call)` \|")
+ROW = re.compile(rf"^\| ({'|'.join(FRAMEWORKS)}) \| `([a-z_]+:[A-Za-z_0-9]+|call)` \|")
 
 
 def audited() -> set[tuple[str, str]]:
