@@ -773,8 +773,13 @@ def test_documentation_reads_each_framework_finding() -> None:
         says: "the output shares data with x"
         source: https://example.org/reshape
         contradicts: shares_memory
+      torch:
+        says: "raises for a non-contiguous input"
+        source: https://example.org/view
+        contradicts: error
 """)
-    assert not result.errors
+    assert not result.errors  # error: whether a step raises is always measured
+    assert result.cases[0].documentation["torch"].contradicts == "error"
     doc = result.cases[0].documentation["paddle"]
     assert (doc.says, doc.source, doc.contradicts, doc.location.line) == (
         "the output shares data with x", "https://example.org/reshape", "shares_memory", 13)

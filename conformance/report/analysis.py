@@ -269,6 +269,9 @@ def _documented(rows: list[Row], frameworks: list[str]) -> list[DocumentedRow]:
             prefix = doc["contradicts"] + "."
             measured = [(key.removeprefix(prefix), value) for key, value in sorted(observed.items())
                         if key == doc["contradicts"] or key.startswith(prefix)]
+            if not measured and doc["contradicts"] == "error":  # no error expected: the behaviour says
+                error = cell.record.get("behaviour", {}).get("error")
+                measured = [("", None if error is None else {"at": error["at"], "kind": error["kind"]})]
             out.append(DocumentedRow(fw, row.case_id, doc["says"], doc["source"], doc["contradicts"], measured,
                                      cell.outcome))
     order = {fw: i for i, fw in enumerate(frameworks)}
