@@ -158,6 +158,28 @@ def operations_of(step: Step) -> set[str]:
     return keys
 
 
+def operator_keys(step: Step) -> set[str]:
+    """The Python operators a step (and its block body) applies, as table keys (``op:add``,
+    ``op:setitem``), and what kind of indexing each ``x[...]`` read is (``index:basic``,
+    ``index:advanced``, as :func:`productions` names it): the keys that say which cases
+    exercise basic indexing, which :func:`operations_of` leaves out."""
+    if step.kind == "block":
+        return {key for inner in step.body for key in operator_keys(inner)}
+    keys = set()
+    for expr in _step_exprs(step):
+        for e in _walk(expr):
+            if isinstance(e, PyOp):
+                keys.add("op:" + e.op)
+                if e.op == "getitem" and len(e.args) == 2:
+                    keys.add("index:" + index_kind(e.args[1]))
+    for target in step.targets:
+        if isinstance(target, ItemTarget):
+            keys.add("op:setitem")
+    if step.kind == "augassign" and step.aug_op:
+        keys.add("op:" + step.aug_op)
+    return keys
+
+
 def strings_of(step: Step) -> set[str]:
     """The string constants a (non-block) step passes."""
     return {e.value for x in _step_exprs(step) for e in _walk(x) if isinstance(e, Const) and isinstance(e.value, str)}

@@ -377,6 +377,19 @@ def test_productions_of_a_negative_index_and_of_several_results() -> None:
                                        (6, "attr:T", "q", "x")]  # q is rebound: step 5 keeps p only
 
 
+def test_operator_keys_name_each_operator_and_the_kind_of_each_index() -> None:
+    """What conformance coverage matches basic indexing by: x[-1] and slices are basic, a
+    list index advanced (-1 is neg of a constant); item assignment and augmented assignment
+    are operators too."""
+    from conformance.ir import operator_keys
+
+    steps = '"y = x[-1] + 1", "z = x[[0]]", "x[0] = 2.0", "x *= 2", {no_grad: ["w = -x[1:]"]}'
+    (case,) = load_text(case_with(steps=f"[{steps}]"), "c.yaml", Vocabulary(operations=None)).cases
+    assert [operator_keys(step) for step in case.steps] == [
+        {"op:getitem", "op:neg", "index:basic", "op:add"}, {"op:getitem", "index:advanced"}, {"op:setitem"},
+        {"op:imul"}, {"op:neg", "op:getitem", "index:basic"}]
+
+
 # ---- one-line text: no line break, no control character (docs/security.md, output escaping)
 
 ONE_LINE_FIELDS = {

@@ -239,3 +239,18 @@ def test_an_operation_the_framework_refuses_is_covered_by_the_case_expecting_its
                              {"torch": FakeAdapter(ALL)}).entries[0]
     assert not entry.covered
     assert entry.gap() == "no case asserts same_object, shares_memory or same_storage, version_change"
+
+
+def test_basic_indexing_is_matched_by_the_kind_of_index_a_case_reads(tmp_path: Path) -> None:
+    listed = VIEWS.replace("select\n    keys: [method:select]", "basic indexing\n    keys: [index:basic]")
+    ref = coverage.read_list(write(tmp_path, "torch-views.yaml", listed))
+    torch = {"torch": FakeAdapter(ALL | {"op:getitem"})}
+    indexing = CASES.replace("y = x.view(2)", "y = x[1:]").replace("views.view.shares", "views.slice.shares")
+    result = load_text(indexing, "cases/t.yaml", VOCAB)
+    by = {e.entry.name: e for e in coverage.measure(ref, result.cases, torch).entries}
+    assert [c.id for c in by["basic indexing"].cases] == ["views.slice.shares", "inplace.add_.whole"]
+    assert by["basic indexing"].covered
+    advanced = indexing.replace("y = x[1:]", "y = x[[0, 1]]").replace("v = x[:]", "v = x[[0]]")
+    by = {e.entry.name: e for e in coverage.measure(
+        ref, load_text(advanced, "cases/t.yaml", VOCAB).cases, torch).entries}
+    assert by["basic indexing"].gap() == "no case applies"

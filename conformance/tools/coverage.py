@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from conformance.ir import operations_of
+from conformance.ir import operations_of, operator_keys
 from conformance.load import fields
 from conformance.load.yamlsrc import YList, parse
 from conformance.model import Case
@@ -39,7 +39,7 @@ LISTS_FOLDER = Path(__file__).resolve().parent.parent / "data" / "coverage"
 SETS = ("views", "inplace")
 LIST_KEYS = ("framework", "set", "title", "source", "version", "target", "operations")
 ENTRY_KEYS = ("name", "keys", "note", "source", "counterparts", "no_counterpart")
-KEY_PATTERN = re.compile(r"^(method|fn|attr|setattr|block|op):[A-Za-z_][A-Za-z0-9_]*$|^call$")
+KEY_PATTERN = re.compile(r"^(method|fn|attr|setattr|block|op):[A-Za-z_][A-Za-z0-9_]*$|^call$|^index:(basic|advanced)$")
 URL_PATTERN = re.compile(r"^https?://\S+$")
 
 # What the cases covering an entry must assert, together, per set: each inner tuple is one
@@ -259,6 +259,17 @@ def read_lists(folder: Path = LISTS_FOLDER) -> list[ReferenceList]:
 # -- measuring -----------------------------------------------------------------------------
 
 
+def keys_used(case: Case) -> set[str]:
+    """Every key a case's steps use: the operation table's, Python's operators (``op:getitem``)
+    and the kind of each indexing (``index:basic``)."""
+    return case.operations() | {key for step in case.steps for key in operator_keys(step)}
+
+
+def _lacks(adapter: Any, key: str) -> str | None:
+    # an indexing kind is the table's x[i] (op:getitem), read as the case wrote it
+    return adapter.lacks("op:getitem" if key.startswith("index:") else key)
+
+
 def applies(case: Case, framework: str, adapter: Any, not_run: frozenset[tuple[str, str]] = frozenset()) -> bool:
     """Whether the case runs on the framework: every key in its table, no override saying
     not applicable, and (from a results file) not recorded as not applicable."""
@@ -278,9 +289,9 @@ def measure(reference: ReferenceList, cases: Sequence[Case], adapters: Mapping[s
     requirements = [r for r in REQUIRED[reference.set] if not set(r) <= unobservable]
     out = []
     for entry in reference.entries:
-        usable = [k for k in entry.keys if adapter.lacks(k) is None]
-        why_not = None if usable else (adapter.lacks(entry.keys[0]) if entry.keys else "no key")
-        using = [c for c in cases if c.operations() & set(entry.keys)]
+        usable = [k for k in entry.keys if _lacks(adapter, k) is None]
+        why_not = None if usable else (_lacks(adapter, entry.keys[0]) if entry.keys else "no key")
+        using = [c for c in cases if keys_used(c) & set(entry.keys)]
         mine = tuple(c for c in using if usable and applies(c, fw, adapter, not_run))
         asserted = set().union(*(c.expect_for(fw).checks for c in mine)) if mine else set()
         raises = any(_raises_at(c, fw, set(entry.keys)) for c in mine)
@@ -298,7 +309,8 @@ def _raises_at(case: Case, framework: str, keys: set[str]) -> bool:
     error = case.expect_for(framework).checks.get("error")
     at = getattr(error, "at", None)
     flat = case.flat_steps()
-    return isinstance(at, int) and 0 < at <= len(flat) and bool(operations_of(flat[at - 1]) & keys)
+    return isinstance(at, int) and 0 < at <= len(flat) and bool((operations_of(flat[at - 1])
+                                                                 | operator_keys(flat[at - 1])) & keys)
 
 
 def not_run_from_results(results: Mapping[str, Any]) -> frozenset[tuple[str, str]]:
