@@ -433,6 +433,7 @@ class JaxAdapter(JaxProbes, Adapter):
             # autograd: detach is stop_gradient (the one tape-free counterpart)
             "method:detach": lambda x: jax().lax.stop_gradient(x),
         }
+        ops.update(_tensor_view_operations())
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_missing_operations())
         return ops
@@ -445,6 +446,39 @@ def _hardtanh(x: Any, min_val: float = -1.0, max_val: float = 1.0, **kw: Any) ->
         raise NotApplicable(f"jax.nn.hard_tanh clips to [-1, 1] only; bounds ({min_val}, {max_val}) are "
                             "jnp.clip(x, min, max) (clamp)")
     return _jax().nn.hard_tanh(x, **kw)
+
+
+# Tensor Views page (issue 18, views-torch): JAX's counterparts of the ops torch's page lists
+def _tensor_view_operations() -> dict[str, Operation]:
+    jnp = _jnp
+    immutable = absent("JAX arrays are immutable: there are no in-place '_' methods; the functional counterpart "
+                       "is jnp.swapaxes(x, d0, d1)")
+    return {
+        "method:view_as": lambda x, other: _view(x, *other.shape),
+        "method:reshape_as": lambda x, other: x.reshape(other.shape),
+        "method:expand_as": lambda x, other: jnp().broadcast_to(x, other.shape),
+        "method:as_strided": absent("JAX arrays have no strides: there is no as_strided; the counterparts are "
+                                    "indexing and jax.lax.slice"),
+        "method:as_strided_": absent("JAX arrays are immutable and have no strides: there is no as_strided_"),
+        "method:swapaxes": lambda x, d0, d1: jnp().swapaxes(x, d0, d1),
+        "method:swapdims": lambda x, d0, d1: jnp().swapaxes(x, d0, d1),
+        "method:swapaxes_": immutable,
+        "method:swapdims_": immutable,
+        "method:select": _select,
+        "attr:H": lambda x: x.conj().T,
+        "attr:mH": lambda x: x.conj().mT,
+        "method:adjoint": lambda x: x.conj().mT,
+        "method:hsplit": lambda x, sections: tuple(jnp().hsplit(x, sections)),
+        "method:vsplit": lambda x, sections: tuple(jnp().vsplit(x, sections)),
+        "method:dsplit": lambda x, sections: tuple(jnp().dsplit(x, sections)),
+        "method:split_with_sizes": lambda x, sizes, dim=0: _split(x, list(sizes), dim),
+    }
+
+
+def _select(x: Any, dim: int, index: int) -> Any:
+    """torch's select(dim, index): JAX has no select(); the counterpart is basic indexing,
+    x[:, ..., index] with index at position dim."""
+    return x[(slice(None),) * (dim % len(x.shape)) + (index, Ellipsis)]
 
 
 def _missing_operations() -> dict[str, Operation]:

@@ -125,6 +125,18 @@ def _to(x: Any, target: str) -> Any:
     return x.to(_dtype(target))
 
 
+# Tensor Views page (issue 18, views-torch): MindSpore's counterparts of the ops torch's page lists
+def _tensor_view_operations() -> dict[str, Operation]:
+    ops: dict[str, Operation] = {"method:" + m: passthrough(m) for m in (
+        "view_as", "reshape_as", "expand_as", "swapaxes", "swapdims", "select", "adjoint", "hsplit", "vsplit",
+        "dsplit")}
+    ops.update({"attr:H": attribute("H"), "attr:mH": attribute("mH")})
+    ops["method:split_with_sizes"] = lambda x, sizes, dim=0: x.split(list(sizes), dim)
+    for name in ("as_strided_", "swapaxes_", "swapdims_"):
+        ops["method:" + name] = absent(f"MindSpore tensors have no {name}() method")
+    return ops
+
+
 def _cell(cell: Any, what: str = "switched between train and eval mode") -> Any:
     if not isinstance(cell, _ms().nn.Cell):
         raise TypeError(f"only layers can be {what}, not {type(cell).__name__}")
@@ -384,5 +396,6 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
 
         for key in registry.dlpack_conversions():
             ops[key] = absent(_NO_DLPACK_PROTOCOL)
+        ops.update(_tensor_view_operations())
         ops.update(NUMPY_CONVERSIONS)
         return ops

@@ -342,8 +342,31 @@ class TorchAdapter(TorchProbes, Adapter):
             "fn:ones": lambda *s, dtype=None: torch().ones(*s, dtype=None if dtype is None else _dtype(dtype)),
             "fn:empty": lambda *s, dtype=None: torch().empty(*s, dtype=None if dtype is None else _dtype(dtype)),
         })
+        # Tensor Views page and test_view_ops.py (issue 18, views-torch): the ops
+        # https://docs.pytorch.org/docs/stable/tensor_view.html lists, their in-place forms
+        # and the *_copy variants (torch.<view op>_copy, which never share memory)
+        ops.update({"method:" + m: passthrough(m) for m in (
+            "view_as", "reshape_as", "expand_as", "swapaxes", "swapdims", "select", "adjoint", "hsplit",
+            "vsplit", "dsplit", "split_with_sizes", "to_sparse", "to_dense", "indices", "values", "coalesce",
+            "swapaxes_", "swapdims_", "narrow_copy")})
+        ops.update({"attr:H": attribute("H"), "attr:mH": attribute("mH")})
+        ops.update({
+            "method:as_strided": lambda x, size, stride, storage_offset=None: x.as_strided(size, stride, storage_offset),
+            "method:as_strided_": lambda x, size, stride, storage_offset=None: x.as_strided_(
+                size, stride, storage_offset),
+        })
+        for name in ("transpose_copy", "permute_copy", "diagonal_copy", "expand_copy", "view_copy", "t_copy",
+                     "unsqueeze_copy", "squeeze_copy", "select_copy", "as_strided_copy", "unbind_copy",
+                     "split_copy", "split_with_sizes_copy", "unfold_copy", "detach_copy", "alias_copy",
+                     "view_as_real_copy", "values_copy", "indices_copy"):
+            ops["fn:" + name] = _torch_fn(name)
         ops.update(NUMPY_CONVERSIONS)
         return ops
+
+
+def _torch_fn(name: str) -> Operation:
+    """torch.<name>(*args, **kwargs), looked up when called (torch imported lazily)."""
+    return lambda *args, **kwargs: getattr(_torch(), name)(*args, **kwargs)
 
 
 def _set_default_device(device: Any) -> None:
