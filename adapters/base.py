@@ -679,11 +679,16 @@ NUMPY_ERRORS: Mapping[str, tuple[str, ...]] = {
                        r"could not broadcast input array from shape",
                        r"shape mismatch", r"non-broadcastable",
                        r"input array dimensions except for the concatenation axis must match",
-                       r"cannot select an axis to squeeze out which has size not equal to one"),
+                       r"cannot select an axis to squeeze out which has size not equal to one",
+                       # view(dtype) to a larger dtype across a last axis it does not divide;
+                       # vsplit / dsplit of an array with too few dimensions
+                       r"When changing to a larger dtype, its size must be a divisor",
+                       r"only works on arrays of \d+ or more dimensions"),
     "not_contiguous_view": (r"Incompatible shape for in-place modification", r"copy=False",
                             r"without copying", r"Unable to avoid copy",
                             r"Unable to avoid creating a copy",
-                            r"dtype of a different size, the last axis must be contiguous"),
+                            r"dtype of a different size, the last axis must be contiguous",
+                            r"Changing the dtype of a 0d array is only supported if the itemsize is unchanged"),
     # ndarray.flatten(order='C') given torch's dimensions: the order it reads is refused
     "type_error": (r"^TypeError: order must be str, not \w+",),
 }

@@ -278,6 +278,8 @@ class JaxAdapter(JaxProbes, Adapter):
         # met is classified on purpose when a case first meets it (tests/test_error_kinds.py)
         "shape_mismatch": (r"Cannot concatenate arrays with shapes that differ",
                            r"cannot select an axis to squeeze out which has size not equal to one"),
+        # Array.view(dtype) of a 0-d array to another element size
+        "not_contiguous_view": (r"view\(\) of a 0d array is only supported if the itemsize is unchanged",),
         "type_error": (r"could not be resolved to positional-only arguments",  # jax.nn's custom_jvp functions
                        # Array.flatten(order) given torch's dimensions: the order it reads is refused
                        r"^ValueError: Unexpected value for 'order' argument"),

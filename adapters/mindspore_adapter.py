@@ -267,8 +267,15 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
         "mindspore.train.serialization._CheckpointProtobufSizeError",
     })
     error_patterns = {
-        "shape_mismatch": (r"shapes of tensors must match except in given concat axis",),
-        "not_contiguous_view": (r"strides\[-1\] must be 1 to view",),
+        "shape_mismatch": (r"shapes of tensors must match except in given concat axis",
+                           # view(dtype) across a last dimension it does not divide; hsplit of 1-D;
+                           # .H of other than a matrix
+                           r"last dimension must be divisible by \d+",
+                           r"split expect .x. is a Tensor with at least \d+ dimension",
+                           r"For tensor\.H, only 2-D Tensor is supported"),
+        "not_contiguous_view": (r"strides\[-1\] must be 1 to view",
+                                r"storage offset must be divisible by \d+",
+                                r"scalar tensor \(shape: \(\)\) cannot be viewed"),
         "unsupported_dtype": (r"The Numpy bfloat16 data type is not supported",),
         # a keyword or an argument's Python type the operation does not take: mint.add(x, y,
         # out=z) ("Failed calling add with ... out=Tensor"), a complex Python scalar where a

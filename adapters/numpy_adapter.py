@@ -213,8 +213,9 @@ _NO_SPARSE = ("NumPy has no sparse arrays (the counterparts are scipy.sparse's m
 
 def _select(x: Any, dim: int, index: int) -> Any:
     """torch's select(dim, index): NumPy has no select(); the counterpart is basic indexing,
-    x[:, ..., index] with index at position dim (a view)."""
-    return x[(slice(None),) * (dim % x.ndim) + (index,)]
+    x[:, index, ...] with index at position dim. The trailing Ellipsis keeps a 0-d result a
+    view (x[1, ...]), where x[1] of a 1-D array would be a NumPy scalar, a copy."""
+    return x[(slice(None),) * (dim % x.ndim) + (index, Ellipsis)]
 
 
 def _as_strided(x: Any, size: Any, stride: Any, storage_offset: Any = None) -> Any:

@@ -201,14 +201,20 @@ class PaddleAdapter(PaddleProbes, Adapter):
                            r"dimension of input\[\d+\] and input\[\d+\] is expected to be equal",
                            r"The shape of tensor assigned value must match the shape of target shape",
                            # chunk into pieces that are not all the same size
-                           r"size along the split dimension must be evenly divisible"),
+                           r"size along the split dimension must be evenly divisible",
+                           # view(dtype) across a last dimension it does not divide; vsplit of 1-D
+                           r"input\.shape\[\d+\]\(\d+\) must be multiple of",
+                           r"The input tensor's dimension must be greater than \d+"),
         "no_grad_fn": (r"stop_gradient=True", r"does not require grad"),
         "graph_freed": (r"You calculate backward twice for the same subgraph without setting "
                         r"retain_graph=True",),
         "read_only": (r"read-only", r"not writable", r"non-writable"),
         "requires_grad_conversion": (r"Can't get __dlpack__ from Tensor that requires gradients",),
         "not_contiguous_view": (r"can not be viewed, please call reshape",
-                                r"strides\[-1\] must be 1 to view"),
+                                r"strides\[-1\] must be 1 to view",
+                                # view(dtype) to a larger dtype of an unaligned or transposed tensor
+                                r"input\.strides\[\d+\]\(\d+\) must be multiple of",
+                                r"strides\[\d+\] must be 1 to view"),
         # a Python number where the operation wants a Tensor (x.add_(1) reads 1's .shape)
         "type_error": (r"^AttributeError: '(int|float|bool|complex)' object has no attribute",),
     }

@@ -347,7 +347,9 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
                        r"\w+ tensor",),
         "shape_mismatch": (r"Can not squeeze dim\[\d+\], expected a dimension of 1",
                            r"ConcatOp : Dimension \d+ in both shapes must be equal",
-                           r"Number of ways to split should evenly divide the split dimension"),
+                           r"Number of ways to split should evenly divide the split dimension",
+                           # tf.linalg.adjoint (.H / .mH / adjoint()) of a 1-D tensor
+                           r"should be a \(batch\) matrix with rank >= 2"),
         # a Keras layer given a keyword it has no parameter for (ReLU(inplace=True))
         "type_error": (r"^ValueError: Unrecognized keyword arguments passed to \w+",
                        # TensorFlow's dispatch refusing a keyword (tf.nn.leaky_relu(x, inplace=True))

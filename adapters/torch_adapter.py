@@ -206,6 +206,9 @@ class TorchAdapter(TorchProbes, Adapter):
                               r"is not implemented for tensors with non-complex dtypes"),
         "not_contiguous_view": (r"view size is not compatible with input tensor's size and stride",
                                 r"stride\(-1\) must be 1 to view \w+ as \w+",
+                                # view(dtype) to a larger dtype: an unaligned start, a 0-d tensor
+                                r"storage_offset\(\) must be divisible by \d+ to view",
+                                r"self\.dim\(\) cannot be 0 to view \w+ as \w+",
                                 # from_numpy of a flipped array: no tensor can share it
                                 r"At least one stride in the given numpy array is negative"),
         "no_grad_fn": (r"does not require grad and does not have a grad_fn",),
@@ -214,7 +217,11 @@ class TorchAdapter(TorchProbes, Adapter):
                                      r"Can't export tensors that require gradient"),
         "read_only": (r"not writable", r"read-only"),
         "shape_mismatch": (r"shape '\[.*\]' is invalid for input of size", r"must match the size",
-                           r"The expanded size of the tensor", r"Sizes of tensors must match"),
+                           r"The expanded size of the tensor", r"Sizes of tensors must match",
+                           # view(dtype) across a last dimension it does not divide; vsplit / dsplit /
+                           # .H / .mH of a tensor with too few dimensions
+                           r"must be divisible by \d+ to view \w+ as \w+",
+                           r"requires a tensor with at least \d+ dimension", r"is only supported on matrices"),
         # recorded by the corpus and none of the kinds (docs/case-format.md, "Error kinds")
         "other": (r"cannot resize variables that require grad", r"Can't detach views in-place",
                   r"you can only change requires_grad flags of leaf variables",
