@@ -432,7 +432,7 @@ def _tensor_view_operations() -> dict[str, Operation]:
 
 def _select(x: Any, dim: int, index: int) -> Any:
     """torch's select(dim, index): the Array API standard has no select(); the counterpart is basic indexing,
-    x[:, ..., index] with index at position dim."""
+    x[:, index, ...] with index at position dim."""
     return x[(slice(None),) * (dim % len(x.shape)) + (index, Ellipsis)]
 
 

@@ -474,12 +474,16 @@ def _tensor_view_operations() -> dict[str, Operation]:
         "method:vsplit": lambda x, sections: tuple(jnp().vsplit(x, sections)),
         "method:dsplit": lambda x, sections: tuple(jnp().dsplit(x, sections)),
         "method:split_with_sizes": lambda x, sizes, dim=0: _split(x, list(sizes), dim),
+        **dict.fromkeys(("method:to_sparse", "method:to_dense", "method:indices", "method:values", "method:coalesce"),
+                        absent("JAX arrays have no to_sparse(); JAX's sparse arrays are the experimental "
+                               "jax.experimental.sparse.BCOO (BCOO.fromdense(x), its .indices and .data), "
+                               "which this adapter does not map")),
     }
 
 
 def _select(x: Any, dim: int, index: int) -> Any:
     """torch's select(dim, index): JAX has no select(); the counterpart is basic indexing,
-    x[:, ..., index] with index at position dim."""
+    x[:, index, ...] with index at position dim."""
     return x[(slice(None),) * (dim % len(x.shape)) + (index, Ellipsis)]
 
 

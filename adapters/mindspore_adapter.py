@@ -134,6 +134,11 @@ def _tensor_view_operations() -> dict[str, Operation]:
     ops["method:split_with_sizes"] = lambda x, sizes, dim=0: x.split(list(sizes), dim)
     for name in ("as_strided_", "swapaxes_", "swapdims_"):
         ops["method:" + name] = absent(f"MindSpore tensors have no {name}() method")
+    no_sparse = absent("MindSpore tensors have no to_sparse(); MindSpore's sparse tensors are mindspore.COOTensor "
+                       "(Tensor.to_coo(), its indices and values), which this adapter does not map")
+    for name in ("to_sparse", "to_dense", "indices", "values", "coalesce"):
+        ops["method:" + name] = no_sparse
+    ops["method:as_strided"] = absent("MindSpore tensors have no as_strided() method")
     return ops
 
 

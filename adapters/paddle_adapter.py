@@ -349,40 +349,31 @@ class PaddleAdapter(PaddleProbes, Adapter):
 
 # Tensor Views page (issue 18, views-torch): Paddle's counterparts of the ops torch's page lists
 def _tensor_view_operations() -> dict[str, Operation]:
-    paddle = _paddle
-    return {
-        "method:view_as": lambda x, other: x.view_as(other),
+    ops: dict[str, Operation] = {"method:" + m: passthrough(m) for m in (
+        "view_as", "expand_as", "swapaxes", "swapdims", "hsplit", "vsplit", "dsplit", "to_dense", "indices",
+        "values", "coalesce")}
+    return ops | {
         "method:reshape_as": absent("paddle.Tensor has no reshape_as(); the counterpart is reshape(other.shape)"),
-        "method:expand_as": lambda x, other: x.expand_as(other),
         # Paddle's offset is passed as written (torch's storage_offset counts elements; see the
         # case views.as_strided.storage_offset for what Paddle's counts)
         "method:as_strided": lambda x, size, stride, storage_offset=None: x.as_strided(
             list(size), list(stride), 0 if storage_offset is None else storage_offset),
         "method:as_strided_": absent("Paddle has no as_strided_(); the counterpart is as_strided()"),
-        "method:swapaxes": lambda x, d0, d1: x.swapaxes(d0, d1),
-        "method:swapdims": lambda x, d0, d1: x.swapdims(d0, d1),
         "method:swapaxes_": absent("Paddle has no swapaxes_(); the counterpart is transpose_(perm)"),
         "method:swapdims_": absent("Paddle has no swapdims_(); the counterpart is transpose_(perm)"),
         "method:select": _select,
         "attr:H": absent("paddle.Tensor has no .H; the counterpart is x.conj().T"),
         "attr:mH": absent("paddle.Tensor has no .mH; the counterpart is x.conj().mT"),
         "method:adjoint": absent("paddle.Tensor has no adjoint(); the counterpart is x.conj().mT"),
-        "method:hsplit": lambda x, sections: paddle().hsplit(x, sections),
-        "method:vsplit": lambda x, sections: paddle().vsplit(x, sections),
-        "method:dsplit": lambda x, sections: paddle().dsplit(x, sections),
         "method:split_with_sizes": lambda x, sizes, dim=0: x.split_with_sizes(list(sizes), dim),
         # torch's to_sparse() (COO, every dimension sparse) is Paddle's to_sparse_coo(ndim)
         "method:to_sparse": lambda x: x.to_sparse_coo(len(x.shape)),
-        "method:to_dense": lambda x: x.to_dense(),
-        "method:indices": lambda x: x.indices(),
-        "method:values": lambda x: x.values(),
-        "method:coalesce": lambda x: x.coalesce(),
     }
 
 
 def _select(x: Any, dim: int, index: int) -> Any:
     """torch's select(dim, index): Paddle has no select(); the counterpart is basic indexing,
-    x[:, ..., index] with index at position dim."""
+    x[:, index, ...] with index at position dim."""
     return x[(slice(None),) * (dim % len(x.shape)) + (index, Ellipsis)]
 
 

@@ -355,13 +355,8 @@ class TorchAdapter(TorchProbes, Adapter):
         ops.update({"method:" + m: passthrough(m) for m in (
             "view_as", "reshape_as", "expand_as", "swapaxes", "swapdims", "select", "adjoint", "hsplit",
             "vsplit", "dsplit", "split_with_sizes", "to_sparse", "to_dense", "indices", "values", "coalesce",
-            "swapaxes_", "swapdims_", "narrow_copy")})
+            "swapaxes_", "swapdims_", "narrow_copy", "as_strided", "as_strided_")})
         ops.update({"attr:H": attribute("H"), "attr:mH": attribute("mH")})
-        ops.update({
-            "method:as_strided": lambda x, size, stride, storage_offset=None: x.as_strided(size, stride, storage_offset),
-            "method:as_strided_": lambda x, size, stride, storage_offset=None: x.as_strided_(
-                size, stride, storage_offset),
-        })
         for name in ("transpose_copy", "permute_copy", "diagonal_copy", "expand_copy", "view_copy", "t_copy",
                      "unsqueeze_copy", "squeeze_copy", "select_copy", "as_strided_copy", "unbind_copy",
                      "split_copy", "split_with_sizes_copy", "unfold_copy", "detach_copy", "alias_copy",
