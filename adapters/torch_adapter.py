@@ -220,7 +220,7 @@ class TorchAdapter(TorchProbes, Adapter):
                            r"The expanded size of the tensor", r"Sizes of tensors must match",
                            # view(dtype) across a last dimension it does not divide; vsplit / dsplit /
                            # .H / .mH of a tensor with too few dimensions
-                           r"must be divisible by \d+ to view \w+ as \w+",
+                           r"size\(-1\) must be divisible by \d+ to view \w+ as \w+",
                            r"requires a tensor with at least \d+ dimension", r"is only supported on matrices"),
         # recorded by the corpus and none of the kinds (docs/case-format.md, "Error kinds")
         "other": (r"cannot resize variables that require grad", r"Can't detach views in-place",
