@@ -269,7 +269,8 @@ class ArrayApiStrictAdapter(ArrayApiStrictProbes, Adapter):
                        r"The Array API standard stipulates that casting \S+ to \S+ should not be permitted"),
         "unsupported_dtype": (r"^TypeError: Only [\w -]+ dtypes are allowed in",),
         # x.T (the counterpart of .H) of other than a matrix
-        "shape_mismatch": (r"^ValueError: x\.T requires x to have 2 dimensions",),
+        "shape_mismatch": (r"^ValueError: x\.T requires x to have 2 dimensions",
+                           r"must be at least 2-dimensional for matrix_transpose"),
         # indices the standard does not specify, which array-api-strict refuses (NumPy would take them)
         "type_error": (r"^IndexError: .*but the multi-axes index only specifies \d+ dimensions",
                        r"^IndexError: Single-axes index .* but only integers, slices",

@@ -683,7 +683,9 @@ NUMPY_ERRORS: Mapping[str, tuple[str, ...]] = {
                        # view(dtype) to a larger dtype across a last axis it does not divide;
                        # vsplit / dsplit of an array with too few dimensions
                        r"When changing to a larger dtype, its size must be a divisor",
-                       r"only works on arrays of \d+ or more dimensions"),
+                       r"only works on arrays of \d+ or more dimensions",
+                       # matrix_transpose (.mT, the counterpart of .mH / adjoint()) of a 0-d or 1-D array
+                       r"matrix transpose with ndim < 2 is undefined"),
     "not_contiguous_view": (r"Incompatible shape for in-place modification", r"copy=False",
                             r"without copying", r"Unable to avoid copy",
                             r"Unable to avoid creating a copy",

@@ -277,7 +277,9 @@ class JaxAdapter(JaxProbes, Adapter):
         # each a message the corpus records (docs/case-format.md, "Error kinds"): a message never
         # met is classified on purpose when a case first meets it (tests/test_error_kinds.py)
         "shape_mismatch": (r"Cannot concatenate arrays with shapes that differ",
-                           r"cannot select an axis to squeeze out which has size not equal to one"),
+                           r"cannot select an axis to squeeze out which has size not equal to one",
+                           # .mT (the counterpart of .mH / adjoint()) of a 0-d or 1-D array
+                           r"must be at least two-dimensional for matrix_transpose"),
         # Array.view(dtype) of a 0-d array to another element size
         "not_contiguous_view": (r"view\(\) of a 0d array is only supported if the itemsize is unchanged",),
         "type_error": (r"could not be resolved to positional-only arguments",  # jax.nn's custom_jvp functions

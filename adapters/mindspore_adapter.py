@@ -277,7 +277,9 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
                            # .H of other than a matrix
                            r"last dimension must be divisible by \d+",
                            r"split expect .x. is a Tensor with at least \d+ dimension",
-                           r"For tensor\.H, only 2-D Tensor is supported"),
+                           r"For tensor\.H, only 2-D Tensor is supported",
+                           # .mH / adjoint() of a tensor with fewer dimensions than the axes they swap
+                           r"The 'axis' must be in the range of \[-\d+, \d+\), but got -?\d+"),
         "not_contiguous_view": (r"strides\[-1\] must be 1 to view",
                                 r"storage offset must be divisible by \d+",
                                 r"scalar tensor \(shape: \(\)\) cannot be viewed"),
