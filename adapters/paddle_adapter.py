@@ -89,6 +89,16 @@ def _to(x: Any, target: str) -> Any:
 _GENERATED_NAME = re.compile(r"generated_tensor_\d+")
 
 
+def _refuse_sparse(obj: Any) -> None:
+    """A sparse tensor (to_sparse_coo / to_sparse_csr) has no dense memory to probe: Paddle
+    3.3.1's data_ptr() / numpy() of one crash the process (SIGSEGV in
+    phi::DenseTensor::set_meta), so the probe refuses it first, as torch's numpy() does
+    ("can't convert Sparse layout tensor to numpy"); its to_dense() and values() are dense."""
+    if obj.is_sparse():
+        raise TypeError("a sparse Paddle tensor has no dense memory or values to probe; observe its "
+                        "to_dense() or values()")
+
+
 class PaddleProbes(ArrayProbes):
     """The probes for Paddle tensors (NumPy arrays: ArrayProbes')."""
 
@@ -101,6 +111,7 @@ class PaddleProbes(ArrayProbes):
     def to_numpy(self, obj: Any) -> Any:
         if not self._is_tensor(obj):
             return super().to_numpy(obj)
+        _refuse_sparse(obj)
         t = obj.detach()
         if t.dtype == _paddle().bfloat16:
             t = t.astype("float32")
@@ -114,6 +125,7 @@ class PaddleProbes(ArrayProbes):
     def layout(self, obj: Any) -> Layout:
         if not self._is_tensor(obj):
             return super().layout(obj)
+        _refuse_sparse(obj)
         size = obj.element_size()
         # data_ptr() already includes the view's byte offset; get_strides() is in elements
         ptr = obj.data_ptr()
@@ -142,6 +154,7 @@ class PaddleProbes(ArrayProbes):
     def probe_fill(self, obj: Any, value: Any) -> None:
         if not self._is_tensor(obj):
             return super().probe_fill(obj, value)
+        _refuse_sparse(obj)
         with _paddle().no_grad():
             obj.fill_(value)
 
