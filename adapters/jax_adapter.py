@@ -279,13 +279,17 @@ class JaxAdapter(JaxProbes, Adapter):
         "shape_mismatch": (r"Cannot concatenate arrays with shapes that differ",
                            r"cannot select an axis to squeeze out which has size not equal to one",
                            # .mT (the counterpart of .mH / adjoint()) of a 0-d or 1-D array
-                           r"must be at least two-dimensional for matrix_transpose"),
+                           r"must be at least two-dimensional for matrix_transpose",
+                           # broadcast_to (the counterpart of expand) given torch's -1 ("keep this size")
+                           r"Incompatible types for broadcasting"),
         # Array.view(dtype) of a 0-d array to another element size
         "not_contiguous_view": (r"view\(\) of a 0d array is only supported if the itemsize is unchanged",),
         "type_error": (r"could not be resolved to positional-only arguments",  # jax.nn's custom_jvp functions
                        # Array.flatten(order) given torch's dimensions: the order it reads is refused
                        r"^ValueError: Unexpected value for 'order' argument"),
         "other": (r"^RuntimeError: Array has been deleted",
+                  # reshape(0, -1) of an empty array: the -1 is computed by dividing by 0
+                  r"^ZeroDivisionError: integer modulo by zero",
                   r"INVALID_ARGUMENT: Buffer has been deleted or donated"),
     }
 

@@ -295,7 +295,9 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
         # recorded by the corpus and none of the kinds: an operation the CPU build has no
         # kernel for at all (every dtype), a kernel that fails to initialise, a slice
         # assignment with a negative step
-        "other": (r"The kernel \w+ unregistered", r"KernelMod Init Failed", r"indices out of range"),
+        "other": (r"The kernel \w+ unregistered", r"KernelMod Init Failed", r"indices out of range",
+                  # Tensor.narrow given a negative start
+                  r"The input value must be in range of \[\d+, \d+\), but got -\d+"),
     }
 
     def load(self) -> None:

@@ -227,7 +227,9 @@ class PaddleAdapter(PaddleProbes, Adapter):
                                 r"strides\[-1\] must be 1 to view",
                                 # view(dtype) to a larger dtype of an unaligned or transposed tensor
                                 r"input\.strides\[\d+\]\(\d+\) must be multiple of",
-                                r"strides\[\d+\] must be 1 to view"),
+                                r"strides\[\d+\] must be 1 to view",
+                                # view_as_complex of a last dimension that is not contiguous
+                                r"Expected the stride of last dimension of"),
         # a Python number where the operation wants a Tensor (x.add_(1) reads 1's .shape)
         "type_error": (r"^AttributeError: '(int|float|bool|complex)' object has no attribute",),
     }

@@ -358,7 +358,9 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
         "read_only": (r"read-only",),
         # none of the kinds: x[[0, 2]] is x[0, 2] in TensorFlow (a list is one index per
         # dimension), out of range
-        "other": (r"Index out of range using input dim \d+",),
+        "other": (r"Index out of range using input dim \d+",
+                  # tf.slice (the counterpart of narrow) given a negative start
+                  r"Expected begin\[\d+\] in \[0, \d+\], but got -\d+"),
     }
     exception_types = frozenset({  # every exception class it defines (base.Adapter.exception_types)
         "tensorflow.lite.python.authoring.authoring.CompatibilityError",

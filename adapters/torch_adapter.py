@@ -209,6 +209,9 @@ class TorchAdapter(TorchProbes, Adapter):
                                 # view(dtype) to a larger dtype: an unaligned start, a 0-d tensor
                                 r"storage_offset\(\) must be divisible by \d+ to view",
                                 r"self\.dim\(\) cannot be 0 to view \w+ as \w+",
+                                r"self\.stride\(\d+\) must be divisible by \d+ to view",
+                                # view_as_complex of a last dimension that is not contiguous
+                                r"Tensor must have a last dimension with stride 1",
                                 # from_numpy of a flipped array: no tensor can share it
                                 r"At least one stride in the given numpy array is negative"),
         "no_grad_fn": (r"does not require grad and does not have a grad_fn",),
