@@ -274,6 +274,9 @@ class ArrayApiStrictAdapter(ArrayApiStrictProbes, Adapter):
                        r"^TypeError: Cannot perform __i\w+__ with dtypes",
                        r"The Array API standard stipulates that casting \S+ to \S+ should not be permitted"),
         "unsupported_dtype": (r"^TypeError: Only [\w -]+ dtypes are allowed in",),
+        # x.T (the counterpart of .H) of other than a matrix
+        "shape_mismatch": (r"^ValueError: x\.T requires x to have 2 dimensions",
+                           r"must be at least 2-dimensional for matrix_transpose"),
         # indices the standard does not specify, which array-api-strict refuses (NumPy would take them)
         "type_error": (r"^IndexError: .*but the multi-axes index only specifies \d+ dimensions",
                        r"^IndexError: Single-axes index .* but only integers, slices",
@@ -397,11 +400,50 @@ class ArrayApiStrictAdapter(ArrayApiStrictProbes, Adapter):
             "fn:sigmoid": absent("the Array API standard has no sigmoid; the counterpart is 1 / (1 + exp(-x))"),
         }
         ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
+        ops.update(_tensor_view_operations())
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_missing_operations())
         # issue 18, the structural in-place methods: the standard has none
         ops.update({"method:" + name: absent(_NO_INPLACE_METHOD) for name in _STRUCTURAL_INPLACE})
         return ops
+
+
+# Tensor Views page (issue 18, views-torch): the Array API standard's counterparts of the ops
+# torch's page lists
+def _tensor_view_operations() -> dict[str, Operation]:
+    xp = _xp
+    no_sparse = absent("the Array API standard has no sparse arrays")
+    return {
+        "method:view_as": lambda x, other: _view(x, *other.shape),
+        "method:reshape_as": lambda x, other: _reshape(x, *other.shape),
+        "method:expand_as": lambda x, other: _expand(x, *other.shape),
+        "method:as_strided": absent(_NO_LAYOUT),
+        "method:as_strided_": absent(_NO_INPLACE_METHOD),
+        "method:swapaxes": _transpose,
+        "method:swapdims": _transpose,
+        "method:swapaxes_": absent(_NO_INPLACE_METHOD),
+        "method:swapdims_": absent(_NO_INPLACE_METHOD),
+        "method:select": _select,
+        "attr:H": lambda x: xp().conj(x).T,
+        "attr:mH": lambda x: xp().matrix_transpose(xp().conj(x)),
+        "method:adjoint": lambda x: xp().matrix_transpose(xp().conj(x)),
+        "method:hsplit": absent("the Array API standard has no hsplit(); the counterpart is slicing"),
+        "method:vsplit": absent("the Array API standard has no vsplit(); the counterpart is slicing"),
+        "method:dsplit": absent("the Array API standard has no dsplit(); the counterpart is slicing"),
+        "method:split_with_sizes": absent("the Array API standard has no split_with_sizes(); the counterpart is "
+                                          "slicing"),
+        "method:to_sparse": no_sparse,
+        "method:to_dense": no_sparse,
+        "method:indices": no_sparse,
+        "method:values": no_sparse,
+        "method:coalesce": no_sparse,
+    }
+
+
+def _select(x: Any, dim: int, index: int) -> Any:
+    """torch's select(dim, index): the Array API standard has no select(); the counterpart is basic indexing,
+    x[:, index, ...] with index at position dim."""
+    return x[(slice(None),) * (dim % len(x.shape)) + (index, Ellipsis)]
 
 
 def _missing_operations() -> dict[str, Operation]:

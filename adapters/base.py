@@ -640,8 +640,9 @@ def numpy_input(spec: Any) -> Any:
     else:
         array = np.array(spec.values, dtype=dtype)
     if spec.imag is not None:
-        array = array + 1j * np.array(spec.imag, dtype=dtype)
-        array = array.astype(spec.dtype)
+        # np.asarray: of 0-d arrays the sum is a NumPy scalar (np.complex64), read-only and no
+        # array, which a 0-d complex input must not become
+        array = np.asarray(array + 1j * np.array(spec.imag, dtype=dtype)).astype(spec.dtype)
     array = array.reshape(spec.shape)
     if not spec.writeable:
         array.flags.writeable = False
@@ -679,11 +680,20 @@ NUMPY_ERRORS: Mapping[str, tuple[str, ...]] = {
                        r"could not broadcast input array from shape",
                        r"shape mismatch", r"non-broadcastable",
                        r"input array dimensions except for the concatenation axis must match",
-                       r"cannot select an axis to squeeze out which has size not equal to one"),
+                       r"cannot select an axis to squeeze out which has size not equal to one",
+                       # view(dtype) to a larger dtype across a last axis it does not divide;
+                       # vsplit / dsplit of an array with too few dimensions
+                       r"When changing to a larger dtype, its size must be a divisor",
+                       r"only works on arrays of \d+ or more dimensions",
+                       # matrix_transpose (.mT, the counterpart of .mH / adjoint()) of a 0-d or 1-D array
+                       r"matrix transpose with ndim < 2 is undefined",
+                       # broadcast_to (the counterpart of expand) given torch's -1 ("keep this size")
+                       r"all elements of broadcast shape must be non-negative"),
     "not_contiguous_view": (r"Incompatible shape for in-place modification", r"copy=False",
                             r"without copying", r"Unable to avoid copy",
                             r"Unable to avoid creating a copy",
-                            r"dtype of a different size, the last axis must be contiguous"),
+                            r"dtype of a different size, the last axis must be contiguous",
+                            r"Changing the dtype of a 0d array is only supported if the itemsize is unchanged"),
     # ndarray.flatten(order='C') given torch's dimensions: the order it reads is refused
     "type_error": (r"^TypeError: order must be str, not \w+",),
 }

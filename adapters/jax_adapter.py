@@ -277,11 +277,19 @@ class JaxAdapter(JaxProbes, Adapter):
         # each a message the corpus records (docs/case-format.md, "Error kinds"): a message never
         # met is classified on purpose when a case first meets it (tests/test_error_kinds.py)
         "shape_mismatch": (r"Cannot concatenate arrays with shapes that differ",
-                           r"cannot select an axis to squeeze out which has size not equal to one"),
+                           r"cannot select an axis to squeeze out which has size not equal to one",
+                           # .mT (the counterpart of .mH / adjoint()) of a 0-d or 1-D array
+                           r"must be at least two-dimensional for matrix_transpose",
+                           # broadcast_to (the counterpart of expand) given torch's -1 ("keep this size")
+                           r"Incompatible types for broadcasting"),
+        # Array.view(dtype) of a 0-d array to another element size
+        "not_contiguous_view": (r"view\(\) of a 0d array is only supported if the itemsize is unchanged",),
         "type_error": (r"could not be resolved to positional-only arguments",  # jax.nn's custom_jvp functions
                        # Array.flatten(order) given torch's dimensions: the order it reads is refused
                        r"^ValueError: Unexpected value for 'order' argument"),
         "other": (r"^RuntimeError: Array has been deleted",
+                  # reshape(0, -1) of an empty array: the -1 is computed by dividing by 0
+                  r"^ZeroDivisionError: integer modulo by zero",
                   r"INVALID_ARGUMENT: Buffer has been deleted or donated"),
     }
 
@@ -434,6 +442,7 @@ class JaxAdapter(JaxProbes, Adapter):
             "method:detach": lambda x: jax().lax.stop_gradient(x),
         }
         ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
+        ops.update(_tensor_view_operations())
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_missing_operations())
         ops.update(_structural_inplace_operations())
@@ -447,6 +456,43 @@ def _hardtanh(x: Any, min_val: float = -1.0, max_val: float = 1.0, **kw: Any) ->
         raise NotApplicable(f"jax.nn.hard_tanh clips to [-1, 1] only; bounds ({min_val}, {max_val}) are "
                             "jnp.clip(x, min, max) (clamp)")
     return _jax().nn.hard_tanh(x, **kw)
+
+
+# Tensor Views page (issue 18, views-torch): JAX's counterparts of the ops torch's page lists
+def _tensor_view_operations() -> dict[str, Operation]:
+    jnp = _jnp
+    immutable = absent("JAX arrays are immutable: there are no in-place '_' methods; the functional counterpart "
+                       "is jnp.swapaxes(x, d0, d1)")
+    return {
+        "method:view_as": lambda x, other: _view(x, *other.shape),
+        "method:reshape_as": lambda x, other: x.reshape(other.shape),
+        "method:expand_as": lambda x, other: jnp().broadcast_to(x, other.shape),
+        "method:as_strided": absent("JAX arrays have no strides: there is no as_strided; the counterparts are "
+                                    "indexing and jax.lax.slice"),
+        "method:as_strided_": absent("JAX arrays are immutable and have no strides: there is no as_strided_"),
+        "method:swapaxes": lambda x, d0, d1: jnp().swapaxes(x, d0, d1),
+        "method:swapdims": lambda x, d0, d1: jnp().swapaxes(x, d0, d1),
+        "method:swapaxes_": immutable,
+        "method:swapdims_": immutable,
+        "method:select": _select,
+        "attr:H": lambda x: x.conj().T,
+        "attr:mH": lambda x: x.conj().mT,
+        "method:adjoint": lambda x: x.conj().mT,
+        "method:hsplit": lambda x, sections: tuple(jnp().hsplit(x, sections)),
+        "method:vsplit": lambda x, sections: tuple(jnp().vsplit(x, sections)),
+        "method:dsplit": lambda x, sections: tuple(jnp().dsplit(x, sections)),
+        "method:split_with_sizes": lambda x, sizes, dim=0: _split(x, list(sizes), dim),
+        **dict.fromkeys(("method:to_sparse", "method:to_dense", "method:indices", "method:values", "method:coalesce"),
+                        absent("JAX arrays have no to_sparse(); JAX's sparse arrays are the experimental "
+                               "jax.experimental.sparse.BCOO (BCOO.fromdense(x), its .indices and .data), "
+                               "which this adapter does not map")),
+    }
+
+
+def _select(x: Any, dim: int, index: int) -> Any:
+    """torch's select(dim, index): JAX has no select(); the counterpart is basic indexing,
+    x[:, index, ...] with index at position dim."""
+    return x[(slice(None),) * (dim % len(x.shape)) + (index, Ellipsis)]
 
 
 def _missing_operations() -> dict[str, Operation]:

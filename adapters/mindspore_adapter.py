@@ -139,6 +139,23 @@ def _to(x: Any, target: str) -> Any:
     return x.to(_dtype(target))
 
 
+# Tensor Views page (issue 18, views-torch): MindSpore's counterparts of the ops torch's page lists
+def _tensor_view_operations() -> dict[str, Operation]:
+    ops: dict[str, Operation] = {"method:" + m: passthrough(m) for m in (
+        "view_as", "reshape_as", "expand_as", "swapaxes", "swapdims", "select", "adjoint", "hsplit", "vsplit",
+        "dsplit")}
+    ops.update({"attr:H": attribute("H"), "attr:mH": attribute("mH")})
+    ops["method:split_with_sizes"] = lambda x, sizes, dim=0: x.split(list(sizes), dim)
+    for name in ("as_strided_", "swapaxes_", "swapdims_"):
+        ops["method:" + name] = absent(f"MindSpore tensors have no {name}() method")
+    no_sparse = absent("MindSpore tensors have no to_sparse(); MindSpore's sparse tensors are mindspore.COOTensor "
+                       "(Tensor.to_coo(), its indices and values), which this adapter does not map")
+    for name in ("to_sparse", "to_dense", "indices", "values", "coalesce"):
+        ops["method:" + name] = no_sparse
+    ops["method:as_strided"] = absent("MindSpore tensors have no as_strided() method")
+    return ops
+
+
 def _cell(cell: Any, what: str = "switched between train and eval mode") -> Any:
     if not isinstance(cell, _ms().nn.Cell):
         raise TypeError(f"only layers can be {what}, not {type(cell).__name__}")
@@ -272,8 +289,17 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
         "mindspore.train.serialization._CheckpointProtobufSizeError",
     })
     error_patterns = {
-        "shape_mismatch": (r"shapes of tensors must match except in given concat axis",),
-        "not_contiguous_view": (r"strides\[-1\] must be 1 to view",),
+        "shape_mismatch": (r"shapes of tensors must match except in given concat axis",
+                           # view(dtype) across a last dimension it does not divide; hsplit of 1-D;
+                           # .H of other than a matrix
+                           r"last dimension must be divisible by \d+",
+                           r"split expect .x. is a Tensor with at least \d+ dimension",
+                           r"For tensor\.H, only 2-D Tensor is supported",
+                           # .mH / adjoint() of a tensor with fewer dimensions than the axes they swap
+                           r"The 'axis' must be in the range of \[-\d+, \d+\), but got -?\d+"),
+        "not_contiguous_view": (r"strides\[-1\] must be 1 to view",
+                                r"storage offset must be divisible by \d+",
+                                r"scalar tensor \(shape: \(\)\) cannot be viewed"),
         "unsupported_dtype": (r"The Numpy bfloat16 data type is not supported",),
         # a keyword or an argument's Python type the operation does not take: mint.add(x, y,
         # out=z) ("Failed calling add with ... out=Tensor"), a complex Python scalar where a
@@ -291,7 +317,9 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
                   # fill_diagonal_): no kernel made, no dispatch branch, no CPU implementation
                   r"Create kernelmod for op \w+ failed", r"There is no branch to go function \w+",
                   r"should not come here for \w+ method", r"is not supported on this device",
-                  r"^RuntimeError: Not implement exception"),
+                  r"^RuntimeError: Not implement exception",
+                  # Tensor.narrow given a negative start
+                  r"The input value must be in range of \[\d+, \d+\), but got -\d+"),
     }
 
     def load(self) -> None:
@@ -412,6 +440,7 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
         for key in registry.dlpack_conversions():
             ops[key] = absent(_NO_DLPACK_PROTOCOL)
         ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
+        ops.update(_tensor_view_operations())
         ops.update(NUMPY_CONVERSIONS)
         # issue 18, the structural in-place methods (INPLACE_STRUCTURAL) and those it lacks
         ops.update({"method:" + m: passthrough(m) for m in INPLACE_STRUCTURAL})

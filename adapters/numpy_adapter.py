@@ -203,10 +203,66 @@ class NumpyAdapter(Adapter):
                                  "and scipy.special.expit"),
         }
         ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
+        ops.update(_tensor_view_operations())
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_missing_operations())
         ops.update(_structural_inplace_operations())
         return ops
+
+
+# Tensor Views page (issue 18, views-torch): NumPy's counterparts of the ops torch's page lists
+_NO_SPARSE = ("NumPy has no sparse arrays (the counterparts are scipy.sparse's matrices and arrays, a separate "
+              "library)")
+
+
+def _select(x: Any, dim: int, index: int) -> Any:
+    """torch's select(dim, index): NumPy has no select(); the counterpart is basic indexing,
+    x[:, index, ...] with index at position dim. The trailing Ellipsis keeps a 0-d result a
+    view (x[1, ...]), where x[1] of a 1-D array would be a NumPy scalar, a copy."""
+    return x[(slice(None),) * (dim % x.ndim) + (index, Ellipsis)]
+
+
+def _as_strided(x: Any, size: Any, stride: Any, storage_offset: Any = None) -> Any:
+    """torch's as_strided(size, stride) with strides in elements: NumPy's
+    np.lib.stride_tricks.as_strided takes them in bytes, from the array's first element."""
+    if storage_offset is not None:
+        raise NotApplicable("NumPy's as_strided has no storage offset (it starts at the array's first element); "
+                            "the counterpart is as_strided of a sliced array")
+    return _np().lib.stride_tricks.as_strided(x, tuple(size), tuple(s * x.itemsize for s in stride))
+
+
+def _conj_transpose(x: Any) -> Any:
+    """torch's x.H (the conjugate transpose of a matrix): NumPy arrays have no .H (np.matrix
+    has); the counterpart is x.conj().T"""
+    return x.conj().T
+
+
+def _tensor_view_operations() -> dict[str, Operation]:
+    np = _np
+    return {
+        "method:view_as": lambda x, other: _view(x, *other.shape),
+        "method:reshape_as": lambda x, other: x.reshape(other.shape),
+        "method:expand_as": lambda x, other: np().broadcast_to(x, other.shape),
+        "method:as_strided": _as_strided,
+        "method:swapaxes": lambda x, d0, d1: np().swapaxes(x, d0, d1),
+        "method:swapdims": lambda x, d0, d1: np().swapaxes(x, d0, d1),
+        "method:select": _select,
+        "attr:H": _conj_transpose,
+        "attr:mH": lambda x: x.conj().mT,
+        "method:adjoint": lambda x: x.conj().mT,
+        "method:hsplit": lambda x, sections: tuple(np().hsplit(x, sections)),
+        "method:vsplit": lambda x, sections: tuple(np().vsplit(x, sections)),
+        "method:dsplit": lambda x, sections: tuple(np().dsplit(x, sections)),
+        "method:split_with_sizes": lambda x, sizes, dim=0: _split(x, list(sizes), dim),
+        "method:to_sparse": absent(_NO_SPARSE),
+        "method:to_dense": absent(_NO_SPARSE),
+        "method:indices": absent(_NO_SPARSE),
+        "method:values": absent(_NO_SPARSE),
+        "method:coalesce": absent(_NO_SPARSE),
+        "method:as_strided_": absent(_NO_INPLACE_METHOD),
+        "method:swapaxes_": absent(_NO_INPLACE_METHOD),
+        "method:swapdims_": absent(_NO_INPLACE_METHOD),
+    }
 
 
 def _missing_operations() -> dict[str, Operation]:

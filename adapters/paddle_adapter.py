@@ -125,6 +125,16 @@ def _to(x: Any, target: str) -> Any:
 _GENERATED_NAME = re.compile(r"generated_tensor_\d+")
 
 
+def _refuse_sparse(obj: Any) -> None:
+    """A sparse tensor (to_sparse_coo / to_sparse_csr) has no dense memory to probe: Paddle
+    3.3.1's data_ptr() / numpy() of one crash the process (SIGSEGV in
+    phi::DenseTensor::set_meta), so the probe refuses it first, as torch's numpy() does
+    ("can't convert Sparse layout tensor to numpy"); its to_dense() and values() are dense."""
+    if obj.is_sparse():
+        raise TypeError("a sparse Paddle tensor has no dense memory or values to probe; observe its "
+                        "to_dense() or values()")
+
+
 class PaddleProbes(ArrayProbes):
     """The probes for Paddle tensors (NumPy arrays: ArrayProbes')."""
 
@@ -137,6 +147,7 @@ class PaddleProbes(ArrayProbes):
     def to_numpy(self, obj: Any) -> Any:
         if not self._is_tensor(obj):
             return super().to_numpy(obj)
+        _refuse_sparse(obj)
         t = obj.detach()
         if t.dtype == _paddle().bfloat16:
             t = t.astype("float32")
@@ -150,6 +161,7 @@ class PaddleProbes(ArrayProbes):
     def layout(self, obj: Any) -> Layout:
         if not self._is_tensor(obj):
             return super().layout(obj)
+        _refuse_sparse(obj)
         size = obj.element_size()
         # data_ptr() already includes the view's byte offset; get_strides() is in elements
         ptr = obj.data_ptr()
@@ -178,6 +190,7 @@ class PaddleProbes(ArrayProbes):
     def probe_fill(self, obj: Any, value: Any) -> None:
         if not self._is_tensor(obj):
             return super().probe_fill(obj, value)
+        _refuse_sparse(obj)
         with _paddle().no_grad():
             obj.fill_(value)
 
@@ -240,14 +253,22 @@ class PaddleAdapter(PaddleProbes, Adapter):
                            r"dimension of input\[\d+\] and input\[\d+\] is expected to be equal",
                            r"The shape of tensor assigned value must match the shape of target shape",
                            # chunk into pieces that are not all the same size
-                           r"size along the split dimension must be evenly divisible"),
+                           r"size along the split dimension must be evenly divisible",
+                           # view(dtype) across a last dimension it does not divide; vsplit of 1-D
+                           r"input\.shape\[\d+\]\(\d+\) must be multiple of",
+                           r"The input tensor's dimension must be greater than \d+"),
         "no_grad_fn": (r"stop_gradient=True", r"does not require grad"),
         "graph_freed": (r"You calculate backward twice for the same subgraph without setting "
                         r"retain_graph=True",),
         "read_only": (r"read-only", r"not writable", r"non-writable"),
         "requires_grad_conversion": (r"Can't get __dlpack__ from Tensor that requires gradients",),
         "not_contiguous_view": (r"can not be viewed, please call reshape",
-                                r"strides\[-1\] must be 1 to view"),
+                                r"strides\[-1\] must be 1 to view",
+                                # view(dtype) to a larger dtype of an unaligned or transposed tensor
+                                r"input\.strides\[\d+\]\(\d+\) must be multiple of",
+                                r"strides\[\d+\] must be 1 to view",
+                                # view_as_complex of a last dimension that is not contiguous
+                                r"Expected the stride of last dimension of"),
         # recorded by the corpus and none of the kinds: reading a tensor that resize_ grew without
         # reallocating (issue 18, inplace.resize_.grow_then_read)
         "other": (r"Tensor's dimension is out of bound",),
@@ -379,6 +400,7 @@ class PaddleAdapter(PaddleProbes, Adapter):
             "fn:empty": lambda *s, dtype=None: paddle().empty(_shape(s), dtype=dtype_named(dtype)),
         })
         ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
+        ops.update(_tensor_view_operations())
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_activation_operations())
         ops.update(_structural_inplace_operations())
@@ -436,6 +458,34 @@ def _structural_inplace_operations() -> dict[str, Operation]:
                                         "a new tensor"),
     })
     return ops
+# Tensor Views page (issue 18, views-torch): Paddle's counterparts of the ops torch's page lists
+def _tensor_view_operations() -> dict[str, Operation]:
+    ops: dict[str, Operation] = {"method:" + m: passthrough(m) for m in (
+        "view_as", "expand_as", "swapaxes", "swapdims", "hsplit", "vsplit", "dsplit", "to_dense", "indices",
+        "values", "coalesce")}
+    return ops | {
+        "method:reshape_as": absent("paddle.Tensor has no reshape_as(); the counterpart is reshape(other.shape)"),
+        # Paddle's offset is passed as written (torch's storage_offset counts elements; see the
+        # case views.as_strided.storage_offset for what Paddle's counts)
+        "method:as_strided": lambda x, size, stride, storage_offset=None: x.as_strided(
+            list(size), list(stride), 0 if storage_offset is None else storage_offset),
+        "method:as_strided_": absent("Paddle has no as_strided_(); the counterpart is as_strided()"),
+        "method:swapaxes_": absent("Paddle has no swapaxes_(); the counterpart is transpose_(perm)"),
+        "method:swapdims_": absent("Paddle has no swapdims_(); the counterpart is transpose_(perm)"),
+        "method:select": _select,
+        "attr:H": absent("paddle.Tensor has no .H; the counterpart is x.conj().T"),
+        "attr:mH": absent("paddle.Tensor has no .mH; the counterpart is x.conj().mT"),
+        "method:adjoint": absent("paddle.Tensor has no adjoint(); the counterpart is x.conj().mT"),
+        "method:split_with_sizes": lambda x, sizes, dim=0: x.split_with_sizes(list(sizes), dim),
+        # torch's to_sparse() (COO, every dimension sparse) is Paddle's to_sparse_coo(ndim)
+        "method:to_sparse": lambda x: x.to_sparse_coo(len(x.shape)),
+    }
+
+
+def _select(x: Any, dim: int, index: int) -> Any:
+    """torch's select(dim, index): Paddle has no select(); the counterpart is basic indexing,
+    x[:, index, ...] with index at position dim."""
+    return x[(slice(None),) * (dim % len(x.shape)) + (index, Ellipsis)]
 
 
 def _warned_flags() -> list[tuple[Any, str]]:

@@ -182,6 +182,44 @@ def _variable(value: Any, **kwargs: Any) -> Any:
     return _tf().Variable(value, dtype=None if dtype is None else _dtype(dtype), **kwargs)
 
 
+# Tensor Views page (issue 18, views-torch): TensorFlow's counterparts of the ops torch's page lists
+def _tensor_view_operations() -> dict[str, Operation]:
+    tf, tnp = _tf, _tnp
+    return {
+        "method:view_as": lambda x, other: _view(x, *other.shape),
+        "method:reshape_as": lambda x, other: tf().reshape(x, other.shape),
+        "method:expand_as": lambda x, other: _expand(x, *other.shape),
+        "method:as_strided": absent("TensorFlow tensors have no strides: there is no as_strided; the counterparts "
+                                    "are tf.strided_slice and tf.gather"),
+        "method:as_strided_": absent(_NO_INPLACE),
+        "method:swapaxes": lambda x, d0, d1: tnp().swapaxes(x, d0, d1),
+        "method:swapdims": lambda x, d0, d1: tnp().swapaxes(x, d0, d1),
+        "method:swapaxes_": absent(_NO_INPLACE),
+        "method:swapdims_": absent(_NO_INPLACE),
+        "method:select": _select,
+        # tf.linalg.adjoint: the conjugate transpose of the last two dimensions
+        "attr:H": lambda x: tf().linalg.adjoint(x),
+        "attr:mH": lambda x: tf().linalg.adjoint(x),
+        "method:adjoint": lambda x: tf().linalg.adjoint(x),
+        "method:hsplit": lambda x, sections: tnp().hsplit(x, sections),
+        "method:vsplit": lambda x, sections: tnp().vsplit(x, sections),
+        "method:dsplit": lambda x, sections: tnp().dsplit(x, sections),
+        "method:split_with_sizes": lambda x, sizes, dim=0: tf().split(x, list(sizes), axis=dim),
+        # tf.sparse.SparseTensor: indices are (nnz, ndim) where torch's are (ndim, nnz)
+        "method:to_sparse": lambda x: tf().sparse.from_dense(x),
+        "method:to_dense": lambda x: tf().sparse.to_dense(x),
+        "method:indices": lambda x: tf().transpose(x.indices),
+        "method:values": lambda x: x.values,
+        "method:coalesce": lambda x: tf().sparse.reorder(x),
+    }
+
+
+def _select(x: Any, dim: int, index: int) -> Any:
+    """torch's select(dim, index): TensorFlow has no select(); the counterpart is basic indexing,
+    x[:, index, ...] with index at position dim."""
+    return x[(slice(None),) * (dim % len(x.shape)) + (index, Ellipsis)]
+
+
 def _keras_layer(name: str) -> Operation:
     def make(*args: Any, **kwargs: Any) -> Any:
         return getattr(_tf().keras.layers, name)(*args, **kwargs)
@@ -315,7 +353,9 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
                        r"\w+ tensor",),
         "shape_mismatch": (r"Can not squeeze dim\[\d+\], expected a dimension of 1",
                            r"ConcatOp : Dimension \d+ in both shapes must be equal",
-                           r"Number of ways to split should evenly divide the split dimension"),
+                           r"Number of ways to split should evenly divide the split dimension",
+                           # tf.linalg.adjoint (.H / .mH / adjoint()) of a 1-D tensor
+                           r"should be a \(batch\) matrix with rank >= 2"),
         # a Keras layer given a keyword it has no parameter for (ReLU(inplace=True))
         "type_error": (r"^ValueError: Unrecognized keyword arguments passed to \w+",
                        # TensorFlow's dispatch refusing a keyword (tf.nn.leaky_relu(x, inplace=True))
@@ -324,7 +364,9 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
         "read_only": (r"read-only",),
         # none of the kinds: x[[0, 2]] is x[0, 2] in TensorFlow (a list is one index per
         # dimension), out of range
-        "other": (r"Index out of range using input dim \d+",),
+        "other": (r"Index out of range using input dim \d+",
+                  # tf.slice (the counterpart of narrow) given a negative start
+                  r"Expected begin\[\d+\] in \[0, \d+\], but got -\d+"),
     }
     exception_types = frozenset({  # every exception class it defines (base.Adapter.exception_types)
         "tensorflow.lite.python.authoring.authoring.CompatibilityError",
@@ -589,6 +631,7 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
             "method:value": lambda v: v.value(),
         }
         ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
+        ops.update(_tensor_view_operations())
         ops.update(NUMPY_CONVERSIONS)
         for name in ("add_", "sub_", "mul_", "div_", "exp_", "zero_", "fill_", "normal_", "uniform_", "clamp_",
                      "relu_", "sigmoid_", "abs_", "neg_", "sqrt_", "copy_", "scale_", "t_", "transpose_",

@@ -237,6 +237,12 @@ class TorchAdapter(TorchProbes, Adapter):
                               r"is not implemented for tensors with non-complex dtypes"),
         "not_contiguous_view": (r"view size is not compatible with input tensor's size and stride",
                                 r"stride\(-1\) must be 1 to view \w+ as \w+",
+                                # view(dtype) to a larger dtype: an unaligned start, a 0-d tensor
+                                r"storage_offset\(\) must be divisible by \d+ to view",
+                                r"self\.dim\(\) cannot be 0 to view \w+ as \w+",
+                                r"self\.stride\(\d+\) must be divisible by \d+ to view",
+                                # view_as_complex of a last dimension that is not contiguous
+                                r"Tensor must have a last dimension with stride 1",
                                 # from_numpy of a flipped array: no tensor can share it
                                 r"At least one stride in the given numpy array is negative"),
         "no_grad_fn": (r"does not require grad and does not have a grad_fn",),
@@ -245,7 +251,11 @@ class TorchAdapter(TorchProbes, Adapter):
                                      r"Can't export tensors that require gradient"),
         "read_only": (r"not writable", r"read-only"),
         "shape_mismatch": (r"shape '\[.*\]' is invalid for input of size", r"must match the size",
-                           r"The expanded size of the tensor", r"Sizes of tensors must match"),
+                           r"The expanded size of the tensor", r"Sizes of tensors must match",
+                           # view(dtype) across a last dimension it does not divide; vsplit / dsplit /
+                           # .H / .mH of a tensor with too few dimensions
+                           r"size\(-1\) must be divisible by \d+ to view \w+ as \w+",
+                           r"requires a tensor with at least \d+ dimension", r"is only supported on matrices"),
         # recorded by the corpus and none of the kinds (docs/case-format.md, "Error kinds")
         "other": (r"cannot resize variables that require grad", r"Can't detach views in-place",
                   r"you can only change requires_grad flags of leaf variables",
@@ -380,6 +390,19 @@ class TorchAdapter(TorchProbes, Adapter):
             "fn:empty": lambda *s, dtype=None: torch().empty(*s, dtype=None if dtype is None else _dtype(dtype)),
         })
         ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
+        # Tensor Views page and test_view_ops.py (issue 18, views-torch): the ops
+        # https://docs.pytorch.org/docs/stable/tensor_view.html lists, their in-place forms
+        # and the *_copy variants (torch.<view op>_copy, which never share memory)
+        ops.update({"method:" + m: passthrough(m) for m in (
+            "view_as", "reshape_as", "expand_as", "swapaxes", "swapdims", "select", "adjoint", "hsplit",
+            "vsplit", "dsplit", "split_with_sizes", "to_sparse", "to_dense", "indices", "values", "coalesce",
+            "swapaxes_", "swapdims_", "narrow_copy", "as_strided", "as_strided_")})
+        ops.update({"attr:H": attribute("H"), "attr:mH": attribute("mH")})
+        for name in ("transpose_copy", "permute_copy", "diagonal_copy", "expand_copy", "view_copy", "t_copy",
+                     "unsqueeze_copy", "squeeze_copy", "select_copy", "as_strided_copy", "unbind_copy",
+                     "split_copy", "split_with_sizes_copy", "unfold_copy", "detach_copy", "alias_copy",
+                     "view_as_real_copy", "values_copy", "indices_copy"):
+            ops["fn:" + name] = _torch_fn(name)
         ops.update(NUMPY_CONVERSIONS)
         # issue 18, structural in-place methods (INPLACE_STRUCTURAL), and Paddle's own in-place
         # methods that torch has under no name
@@ -395,6 +418,11 @@ class TorchAdapter(TorchProbes, Adapter):
                                    "x = x.to(dtype), a new tensor"),
         })
         return ops
+
+
+def _torch_fn(name: str) -> Operation:
+    """torch.<name>(*args, **kwargs), looked up when called (torch imported lazily)."""
+    return lambda *args, **kwargs: getattr(_torch(), name)(*args, **kwargs)
 
 
 def _set_default_device(device: Any) -> None:

@@ -61,6 +61,10 @@ DIFFERENT_SITUATIONS = {
     "layers.relu.functional_inplace_true": (
         "MindSpore's mint.nn.functional.relu takes inplace=True, and its CPU build has no InplaceReLU "
         "kernel for any dtype (other), where the others refuse the keyword (type_error)"),
+    "views.reshape.empty_ambiguous_minus_one": (
+        "JAX's reshape computes the -1 of reshape(0, -1) by dividing by the other sizes' product, 0, and "
+        "raises ZeroDivisionError (other) before any shape check, where torch, NumPy and array-api-strict "
+        "refuse the ambiguous shape (shape_mismatch)"),
     "layers.relu_.int_tensor": (
         "MindSpore's CPU build has no InplaceReLU kernel for any dtype (other), where Paddle lacks "
         "only the int64 one (unsupported_dtype)"),

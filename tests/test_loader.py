@@ -115,6 +115,24 @@ def test_fill_and_arange_inputs_expand() -> None:
     assert numpy_input(r).tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and numpy_input(r).dtype == "float64"
 
 
+def test_a_zero_d_complex_input_is_a_writable_array() -> None:
+    # real + 1j * imag of 0-d arrays is a NumPy scalar (np.complex64): read-only, no array, so
+    # NumPy's items saw no memory to share (views.view_as_real.zero_d)
+    (case,) = load("""\
+        cases:
+          - id: a.b
+            title: t
+            given:
+              c: {real: 2.0, imag: 3.0, dtype: complex64}
+            steps: ["y = c.clone()"]
+            expect: {values: {y: {real: 2.0, imag: 3.0}}}
+        """).cases
+    (c,) = case.given
+    array = numpy_input(c)
+    assert type(array).__name__ == "ndarray" and array.shape == () and array.dtype == "complex64"
+    assert array.flags.writeable and array.item() == 2 + 3j
+
+
 def test_an_arange_that_does_not_fit_its_dtype_is_refused() -> None:
     result = load("""\
         cases:

@@ -78,7 +78,12 @@ PLAIN = {
               "fn:exp", "fn:from_dlpack", "fn:from_numpy", "fn:hardtanh", "fn:hardtanh_", "fn:leaky_relu",
               "fn:leaky_relu_", "fn:mul", "fn:relu", "fn:relu_", "fn:sigmoid", "fn:sqrt", "fn:stack",
               "fn:take_along_dim", "fn:view_as_complex", "fn:view_as_real", "fn:where", "setattr:data",
-              "setattr:requires_grad"},
+              "setattr:requires_grad",
+              # torch.<view op>_copy functions, arguments as written (issue 18)
+              "fn:alias_copy", "fn:as_strided_copy", "fn:detach_copy", "fn:diagonal_copy", "fn:expand_copy",
+              "fn:indices_copy", "fn:permute_copy", "fn:select_copy", "fn:split_copy", "fn:split_with_sizes_copy",
+              "fn:squeeze_copy", "fn:t_copy", "fn:transpose_copy", "fn:unbind_copy", "fn:unfold_copy",
+              "fn:unsqueeze_copy", "fn:values_copy", "fn:view_as_real_copy", "fn:view_copy"},
     "paddle": {"block:enable_grad", "block:no_grad", "fn:abs", "fn:abs_", "fn:add", "fn:exp", "fn:from_dlpack",
                "fn:from_numpy", "fn:relu_", "fn:sigmoid", "fn:sqrt", "fn:view_as_complex", "fn:view_as_real",
                "fn:where", "fn:dropout", "fn:Dropout", "method:narrow", "method:scale", "setattr:data",
