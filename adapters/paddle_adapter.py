@@ -465,10 +465,10 @@ def _tensor_view_operations() -> dict[str, Operation]:
         "values", "coalesce")}
     return ops | {
         "method:reshape_as": absent("paddle.Tensor has no reshape_as(); the counterpart is reshape(other.shape)"),
-        # Paddle's offset is passed as written (torch's storage_offset counts elements; see the
-        # case views.as_strided.storage_offset for what Paddle's counts)
+        # torch's storage_offset counts elements, Paddle's offset bytes (its docs give no unit;
+        # measured: views.as_strided.offset), as set_'s does: the same translation as _set_
         "method:as_strided": lambda x, size, stride, storage_offset=None: x.as_strided(
-            list(size), list(stride), 0 if storage_offset is None else storage_offset),
+            list(size), list(stride), 0 if storage_offset is None else storage_offset * x.element_size()),
         "method:as_strided_": absent("Paddle has no as_strided_(); the counterpart is as_strided()"),
         "method:swapaxes_": absent("Paddle has no swapaxes_(); the counterpart is transpose_(perm)"),
         "method:swapdims_": absent("Paddle has no swapdims_(); the counterpart is transpose_(perm)"),
