@@ -273,7 +273,9 @@ class PaddleAdapter(PaddleProbes, Adapter):
         # reallocating (issue 18, inplace.resize_.grow_then_read)
         "other": (r"Tensor's dimension is out of bound",),
         # a Python number where the operation wants a Tensor (x.add_(1) reads 1's .shape)
-        "type_error": (r"^AttributeError: '(int|float|bool|complex)' object has no attribute",),
+        # ... and a Tensor where a Python number is wanted (pow_ of a tensor exponent)
+        "type_error": (r"^AttributeError: '(int|float|bool|complex)' object has no attribute",
+                       r"^TypeError: y must be scalar type, but received"),
     }
 
     def error_message(self, exc: BaseException) -> str:

@@ -250,8 +250,8 @@ def test_every_load_result_of_the_corpus_and_fixtures_round_trips() -> None:
         result = load_file(path, vocabulary, display_path=path.relative_to(ROOT).as_posix())
         back = ENTRY_TYPES.loads(ENTRY_TYPES.dumps(result))
         assert same(back, result), path
-        if not result.errors:
-            assert back == result, path
+        if not result.errors and "nan" not in path.read_text(encoding="utf-8"):
+            assert back == result, path  # (nan != nan: same() above compares those)
         errors += len(result.errors)
         _classes_in(result, seen)
     model = {*CASE_TYPES, *kinds.value_types()}  # the model's classes and what the kinds parse

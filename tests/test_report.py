@@ -393,3 +393,23 @@ def test_documentation_disagreements_are_listed_with_what_was_measured() -> None
     assert doc.outcome == "fail"
     assert "(FAIL: not confirmed)" in report_md.render(analysis.build(document(cases, failing)))
     assert "No case records" in report_md.render(analysis.build(sample()))
+
+
+def test_a_documented_refusal_that_does_not_happen_shows_the_steps_error_or_none() -> None:
+    from results_factory import document
+
+    from conformance import registry
+    from conformance.load.reader import load_text
+    from conformance.report.results import case_info
+
+    text = DOCUMENTED.replace("contradicts: shares_memory", "contradicts: error")
+    (case,) = load_text(text, "cases/c.yaml", registry.vocabulary()).cases
+    cases = {case.id: case_info(case)}
+    quiet = record(case.id, "paddle", pairs={("y", "t"): "copy"})
+    (doc,) = analysis.build(document(cases, [quiet])).documented
+    assert doc.measured == [("", "no error")]
+    raised = record(case.id, "paddle", error=(2, "type_error", "builtins.TypeError"))
+    (doc,) = analysis.build(document(cases, [raised])).documented
+    assert doc.measured == [("", "raises TypeError (type_error) at step 2")]
+    assert "| `error` raises TypeError (type_error) at step 2 |" in report_md.render(
+        analysis.build(document(cases, [raised])))

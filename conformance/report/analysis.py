@@ -267,11 +267,14 @@ def _documented(rows: list[Row], frameworks: list[str]) -> list[DocumentedRow]:
                 continue
             observed = cell.record.get("observed", {})
             prefix = doc["contradicts"] + "."
-            measured = [(key.removeprefix(prefix), value) for key, value in sorted(observed.items())
-                        if key == doc["contradicts"] or key.startswith(prefix)]
-            if not measured and doc["contradicts"] == "error":  # no error expected: the behaviour says
+            if doc["contradicts"] == "error":  # whether a step raised: the behaviour says, expected or not
                 error = cell.record.get("behaviour", {}).get("error")
-                measured = [("", None if error is None else {"at": error["at"], "kind": error["kind"]})]
+                measured: list[tuple[str, Any]] = [("", "no error" if error is None else
+                                                    f"raises {error['type'].rsplit('.', 1)[-1]} ({error['kind']}) "
+                                                    f"at step {error['at']}")]
+            else:
+                measured = [(key.removeprefix(prefix), value) for key, value in sorted(observed.items())
+                            if key == doc["contradicts"] or key.startswith(prefix)]
             out.append(DocumentedRow(fw, row.case_id, doc["says"], doc["source"], doc["contradicts"], measured,
                                      cell.outcome))
     order = {fw: i for i, fw in enumerate(frameworks)}

@@ -200,8 +200,8 @@ def _documentation(report: Report) -> list[str]:
             "<table id='documentation-table'><tr><th>framework</th><th>case</th><th>the documentation says</th>"
             "<th>measured</th><th>source</th></tr>"]
     for doc in report.documented:
-        measured = ", ".join(f"<code>{escape(' & '.join(what.split('.')) or doc.contradicts)}</code>: "
-                             f"{escape(str(value))}" for what, value in doc.measured)
+        measured = ", ".join((f"<code>{escape(' & '.join(what.split('.')))}</code>: " if what else "")
+                             + escape(str(value)) for what, value in doc.measured)
         measured = f"<code>{escape(doc.contradicts)}</code> {measured}"
         if doc.outcome not in VERIFIED:
             measured += f" ({escape(OUTCOME_WORDS.get(doc.outcome, doc.outcome))}: not confirmed)"

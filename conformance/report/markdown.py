@@ -137,8 +137,8 @@ def _documentation(report: Report) -> list[str]:
             "| framework | case | the documentation says | measured | source |",
             "|---|---|---|---|---|"]
     for doc in report.documented:
-        measured = ", ".join(f"{markdown_code(' & '.join(what.split('.')) or doc.contradicts)}: "
-                             f"{_cell_text(str(value), 120)}" for what, value in doc.measured)
+        measured = ", ".join((f"{markdown_code(' & '.join(what.split('.')))}: " if what else "")
+                             + _cell_text(str(value), 120) for what, value in doc.measured)
         measured = f"{markdown_code(doc.contradicts)} {measured}" if measured else markdown_code(doc.contradicts)
         if doc.outcome not in VERIFIED:
             measured += f" ({_escape(OUTCOME_WORDS.get(doc.outcome, doc.outcome))}: not confirmed)"
