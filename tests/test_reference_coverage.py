@@ -213,7 +213,7 @@ def test_the_command_reports_bad_lists_and_checks_targets(tmp_path: Path, capsys
 
 
 def test_the_committed_page_is_current_and_every_list_meets_its_target() -> None:
-    from tests.corpus_cases import corpus
+    from corpus_cases import corpus
 
     lists = coverage.read_lists()
     assert {ref.framework for ref in lists} <= set(registry.BUILTIN)
