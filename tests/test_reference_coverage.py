@@ -142,7 +142,7 @@ def test_an_in_place_method_needs_identity_memory_and_version_and_no_counterpart
 
 def test_a_case_recorded_as_not_applicable_in_a_results_file_does_not_count(tmp_path: Path) -> None:
     ref = coverage.read_list(write(tmp_path, "torch-views.yaml", VIEWS))
-    not_run = coverage.not_run_from_results({"records": [
+    not_run = coverage.not_run_from_results({"results": [
         {"case": "views.view.shares", "framework": "torch", "outcome": "not_applicable"},
         {"case": "views.view.shares", "framework": "paddle", "outcome": "pass"}]})
     entry = coverage.measure(ref, cases(), {"torch": FakeAdapter(ALL)}, not_run).entries[0]
@@ -254,3 +254,22 @@ def test_basic_indexing_is_matched_by_the_kind_of_index_a_case_reads(tmp_path: P
     by = {e.entry.name: e for e in coverage.measure(
         ref, load_text(advanced, "cases/t.yaml", VOCAB).cases, torch).entries}
     assert by["basic indexing"].gap() == "no case applies"
+
+
+def test_the_command_counts_only_what_a_results_file_ran(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    import json
+
+    from results_factory import document, record
+
+    lists = tmp_path / "lists"
+    lists.mkdir()
+    permute = VIEWS.replace("select\n    keys: [method:select]", "permute\n    keys: [method:permute]")
+    write(lists, "torch-views.yaml", permute)
+    axes = str(ROOT / "cases" / "views" / "axes.yaml")
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(document({}, [record("views.permute.three_d_shares", "torch", "not_applicable")])))
+    assert main(["coverage", "--lists", str(lists), "--results", str(results), axes]) == 0
+    assert "| `permute` | `method:permute` | **not covered**: no case applies |" in capsys.readouterr().out
+    results.write_text("{}")
+    assert main(["coverage", "--lists", str(lists), "--results", str(results), axes]) == 2
+    assert "results format None" in capsys.readouterr().err

@@ -315,7 +315,7 @@ def _raises_at(case: Case, framework: str, keys: set[str]) -> bool:
 
 def not_run_from_results(results: Mapping[str, Any]) -> frozenset[tuple[str, str]]:
     """(case id, framework) of every record a results file has as not applicable."""
-    return frozenset((r["case"], r["framework"]) for r in results.get("records", ())
+    return frozenset((r["case"], r["framework"]) for r in results.get("results", ())
                      if r.get("outcome") == "not_applicable")
 
 
