@@ -109,6 +109,17 @@ class ResultKey(NamedTuple):
 
 
 @dataclass(frozen=True)
+class Dropped:
+    """An override's entry written ``null`` (``same_object: {y & x: null}``): the shared
+    expectation's entry of that key does not apply on that framework (the step that would
+    bind ``y`` raises there, say). Only an override's ``expect`` holds it; merging removes
+    the entry."""
+
+
+DROPPED = Dropped()
+
+
+@dataclass(frozen=True)
 class Expect:
     """What must hold after the steps: ``checks`` maps an assertion kind's name to what the
     case expects of it, in the order written. A kind about names (``values``,
@@ -129,7 +140,14 @@ class Expect:
             if kind not in override.expect.checks:
                 checks.pop(kind, None)
         for kind, value in override.expect.checks.items():
-            checks[kind] = value if kind in override.replaces else {**checks.get(kind, {}), **value}
+            if kind in override.replaces:
+                checks[kind] = value
+                continue
+            entries = {key: v for key, v in {**checks.get(kind, {}), **value}.items() if not isinstance(v, Dropped)}
+            if entries:
+                checks[kind] = entries
+            else:  # every entry dropped: the kind asks nothing here
+                checks.pop(kind, None)
         return replace(self, checks=checks, locations={**self.locations, **override.expect.locations})
 
 
@@ -212,7 +230,7 @@ class Case:
 # when it reads one back (the case cache, the sandbox's messages).
 CASE_TYPES: tuple[type, ...] = (
     Case, TensorSpec, Generated, ir.Step, ir.Ref, ir.Const, ir.Seq, ir.SliceExpr, ir.Op, ir.PyOp, ir.NameTarget,
-    ir.ItemTarget, ir.AttrTarget, Expect, ResultKey, ExpectOverride, FrameworkOverride, Documented, Location,
-    CaseFormatError,
+    ir.ItemTarget, ir.AttrTarget, Expect, ResultKey, ExpectOverride, FrameworkOverride, Documented, Dropped,
+    Location, CaseFormatError,
 )
 # (the classes of what each assertion kind parses are its own: conformance.kinds.VALUE_TYPES)

@@ -513,15 +513,23 @@ def test_a_registered_kind_joins_the_schema(ndim: Ndim) -> None:
     assert properties["ndim"] == {"description": "Tensor -> its number of dimensions.", "type": "object",
                                   "additionalProperties": {"type": "integer", "minimum": 0}}
     text = schema_tool.SCHEMA_FILE.read_text(encoding="utf-8")
-    assert schema_tool.stale(text) == ["expectation"]
+    assert schema_tool.stale(text) == ["expectation", "overrideExpectation"]
     updated = schema_tool.updated(text)
     assert schema_tool.stale(updated) == []
     assert list(json.loads(updated)["$defs"]["expectation"]["properties"])[-1] == "ndim"
+    # in an override, an entry may also be null (it drops the shared entry)
+    assert json.loads(updated)["$defs"]["overrideExpectation"]["properties"]["ndim"]["additionalProperties"] == {
+        "anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]}
     # nothing else rewritten: the kind's lines after the last kind's, which gets its comma
     added = (',\n        "ndim": {\n          "description": "Tensor -> its number of dimensions.",\n'
              '          "type": "object",\n'
              '          "additionalProperties": {"type": "integer", "minimum": 0}\n        }')
-    assert updated.count(added) == 1 and updated.replace(added, "") == text
+    added_to_override = (',\n        "ndim": {\n          "description": "Tensor -> its number of dimensions.",\n'
+                         '          "type": "object",\n'
+                         '          "additionalProperties": {"anyOf": [{"type": "integer", "minimum": 0}, '
+                         '{"type": "null"}]}\n        }')
+    assert updated.count(added) == 1 and updated.count(added_to_override) == 1
+    assert updated.replace(added, "").replace(added_to_override, "") == text
 
 
 def test_registering_refuses_a_taken_or_unusable_name() -> None:
@@ -536,7 +544,7 @@ def test_the_schema_tool_rewrites_only_what_differs(capsys: pytest.CaptureFixtur
     assert schema_tool.main(["--check"]) == 0 and "up to date" in capsys.readouterr().out
     # a kind's words changed by hand: that string is written back, nothing else moves
     edited = text.replace('"description": "{y & x: true}: y is x."', '"description": "y is x"')
-    assert edited != text and schema_tool.stale(edited) == ["expectation"]
+    assert edited != text and schema_tool.stale(edited) == ["expectation", "overrideExpectation"]
     assert schema_tool.updated(edited) == text
     # a key no kind gives (a kind removed): taken out with its comma
     at = text.index('"properties": {\n', text.index('"expectation": {')) + len('"properties": {\n')

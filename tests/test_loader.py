@@ -843,3 +843,32 @@ def test_every_mistake_in_documentation_is_located() -> None:
         "cases/t.yaml:20:79: unknown key 'why' in 'documentation.jax'\n"
         "  fix: allowed keys: says, source, contradicts",
     ]
+
+
+def test_an_override_entry_written_null_drops_the_shared_entry() -> None:
+    """Where a framework refuses the step that binds a name, its override drops what the
+    shared expectation says of that name (the step's error is what it expects instead)."""
+    from conformance.model import DROPPED
+
+    result = load(case_with(steps='["y = x.view(4)"]', expect="{shares_memory: {y & x: true}, values: {x: [1.0]}}",
+                            extra="""\
+    frameworks:
+      paddle:
+        reason: refused
+        expect:
+          shares_memory: {y & x: null}
+          values: {x: null}
+          error: {at: 1, kind: other}
+"""))
+    assert not result.errors, result.errors
+    (case,) = result.cases
+    assert case.overrides["paddle"].expect.expect.checks["shares_memory"] == {("y", "x"): DROPPED}
+    merged = case.expect_for("paddle")
+    assert "shares_memory" not in merged.checks and "values" not in merged.checks
+    assert merged.checks["error"].at == 1
+    assert case.expect_for("torch").checks["shares_memory"] == {("y", "x"): True}
+
+
+def test_a_null_entry_in_the_shared_expectation_is_still_an_error() -> None:
+    message = only_error(case_with(steps='["y = x.view(4)"]', expect="{shares_memory: {y & x: null}}"))
+    assert "shares_memory" in message

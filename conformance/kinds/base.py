@@ -33,7 +33,7 @@ from typing import Any, ClassVar, Collection, Mapping, NamedTuple, Protocol, Seq
 
 from conformance.ir import Step
 from conformance.load import fields
-from conformance.model import Case, ResultKey
+from conformance.model import DROPPED, Case, ResultKey
 from conformance.source import CaseFormatError, Location, raise_all, split
 
 _new_key = tuple.__new__
@@ -54,6 +54,8 @@ class ParseContext(NamedTuple):
     # framework -> the exception type names it may raise (its adapter's exception_types and
     # Python's builtin exceptions); a framework not in it (or None) is not checked
     exception_types: Mapping[str, Collection[str]] | None = None
+    # an override's expect: an entry written null drops the shared entry (model.Dropped)
+    drops: bool = False
 
 
 class Checking(Protocol):
@@ -189,6 +191,9 @@ class EntryKind(Kind):
 
     placeholder: ClassVar[Any] = None  # what observe's probe expects of each entry
     probed: ClassVar[str] = "never"  # observe probes it "always", for "autograd" cases, or "never"
+    # whether null is an expected value of an entry (grad: no gradient); if not, an override's
+    # entry written null drops the shared entry (model.Dropped)
+    null_is_value: ClassVar[bool] = False
 
     def parse(self, raw: Any, loc: Location, ctx: ParseContext, locations: dict[ResultKey, Location]) -> Any:
         entries = fields.mapping(raw, loc, f"'{self.name}'")
@@ -199,7 +204,8 @@ class EntryKind(Kind):
             eloc = entries.where(text)
             try:
                 names = parse_names(text, eloc, ctx)
-                parsed[names] = parse_value(value, eloc, text)
+                dropped = value is None and ctx.drops and not self.null_is_value
+                parsed[names] = DROPPED if dropped else parse_value(value, eloc, text)
             except CaseFormatError as exc:
                 errors += split(exc)
                 continue

@@ -67,6 +67,7 @@ class Values(_Array):
 class Grad(_Array):
     name = "grad"
     description = "Tensor -> its .grad values, or null for no gradient."
+    null_is_value = True  # so an override cannot drop a shared grad entry
     probed = "autograd"
     observe_order = 8
 

@@ -13,12 +13,16 @@ from conformance.model import Expect, ResultKey
 from conformance.source import CaseFormatError, Location, raise_all, split
 
 
-def read_expect(raw: Any, loc: Location, ctx: ParseContext, what: str, partial: bool = False) -> Expect:
+def read_expect(raw: Any, loc: Location, ctx: ParseContext, what: str, partial: bool = False,
+                drops: bool = False) -> Expect:
     """The kinds about names are read in the order written; those about the case as a
     whole (error, warning: they refer to steps) after them, in the kinds' order. Each key,
     and each entry of a key, is read on its own: every mistake is raised, together
-    (:class:`~conformance.source.CaseFormatErrors`), once all are read."""
+    (:class:`~conformance.source.CaseFormatErrors`), once all are read. ``drops``: an
+    override's expect, whose entries written null drop the shared ones (model.Dropped)."""
     m = fields.mapping(raw, loc, what)
+    if drops:
+        ctx = ctx._replace(drops=True)  # an override's entry written null drops the shared one
     by_name = kinds.BY_NAME
     errors: list[CaseFormatError] = []
     fields.unknown_keys(m, by_name, what, errors)

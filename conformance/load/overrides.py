@@ -73,7 +73,7 @@ def _override(fw: str, raw: object, floc: Location, ctx: ParseContext,
             try:
                 e = fields.mapping(o["expect"], o.where("expect"), f"'frameworks.{fw}.expect'")
                 expect = ExpectOverride(read_expect(e, o.where("expect"), ctx, f"'frameworks.{fw}.expect'",
-                                                    partial=True), replaces=replaced_whole(e))
+                                                    partial=True, drops=True), replaces=replaced_whole(e))
             except CaseFormatError as exc:
                 errors += split(exc)
     elif "not_applicable" not in o and not unknown:

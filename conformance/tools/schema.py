@@ -36,11 +36,28 @@ def frameworks() -> list[str]:
 
 def generated_defs(schema: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
     """The ``$defs`` entries the kinds make: ``expectation`` (the hand-written one with
-    the kinds' properties) and each def a kind adds."""
+    the kinds' properties), ``overrideExpectation`` (the same, each entry of an entry kind
+    also null: an override drops the shared entry, model.Dropped) and each def a kind adds."""
     properties, defs = kinds.schema(names)
     expectation = dict(schema["$defs"]["expectation"])
     expectation["properties"] = properties
-    return {"expectation": expectation, **defs}
+    override = dict(expectation)
+    override["description"] = ("What differs on a framework (may be partial). An entry written null drops the "
+                               "shared expectation's entry (not for grad, whose null means no gradient).")
+    override["properties"] = {name: _droppable(name, fragment, defs) for name, fragment in properties.items()}
+    return {"expectation": expectation, "overrideExpectation": override, **defs}
+
+
+def _droppable(name: str, fragment: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """A kind's schema with each entry also null, where null drops the entry."""
+    kind = kinds.get(name)
+    if kind.arity == 0 or getattr(kind, "null_is_value", False):
+        return fragment
+    ref = fragment.get("$ref", "")
+    inner = dict(defs[ref.rsplit("/", 1)[-1]]) if ref.startswith("#/$defs/") else dict(fragment)
+    inner["description"] = fragment.get("description", inner.get("description", ""))
+    inner["additionalProperties"] = {"anyOf": [inner["additionalProperties"], {"type": "null"}]}
+    return inner
 
 
 def stale(text: str, names: Sequence[str] | None = None) -> list[str]:
