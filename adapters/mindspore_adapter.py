@@ -305,7 +305,9 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
         # out=z) ("Failed calling add with ... out=Tensor"), a complex Python scalar where a
         # tensor index value is read
         "type_error": (r"^TypeError: Failed calling \w+ with",
-                       r"Unsupported Python object type received"),
+                       r"Unsupported Python object type received",
+                       # from_dlpack given an object with __dlpack__ where it takes a capsule only
+                       r"from_dlpack received an invalid capsule"),
         # x[1:] = x[:-1]: the bounds-checking library's memcpy_s refuses the overlap with
         # EOVERLAP_AND_RESET (54 | 128 = 182), after zeroing the destination
         "overlapping_write": (r"The memcpy_s error, errorno\(182\)",),
