@@ -872,3 +872,13 @@ def test_an_override_entry_written_null_drops_the_shared_entry() -> None:
 def test_a_null_entry_in_the_shared_expectation_is_still_an_error() -> None:
     message = only_error(case_with(steps='["y = x.view(4)"]', expect="{shares_memory: {y & x: null}}"))
     assert "shares_memory" in message
+
+
+def test_a_case_without_expect_gets_one_error_though_its_documentation_names_a_kind() -> None:
+    """One mistake, one error: the missing expect, not also 'the case does not assert ...'
+    (found by tests/test_fuzz.py::test_required_key_removed_is_an_error)."""
+    text = DOC_CASE.replace("    expect:\n      shares_memory: {y & x: true}\n", "") + """\
+      paddle: {says: a, source: https://example.org, contradicts: shares_memory}
+"""
+    result = load(text)
+    assert [e.message for _, error in result.errors for e in split(error)] == ["the case has no 'expect'"]

@@ -138,11 +138,12 @@ def read_claims(m: YMap, what: str, known: Collection[str] | None, errors: list[
 
 
 
-def read_documentation(m: YMap, ctx: ParseContext, expect: Expect, overrides: dict[str, FrameworkOverride],
+def read_documentation(m: YMap, ctx: ParseContext, expect: Expect | None, overrides: dict[str, FrameworkOverride],
                        errors: list[CaseFormatError]) -> dict[str, Documented]:
     """``documentation: {fw: {says, source, contradicts}}``: where the framework's own
     documentation says otherwise than the case measures. ``contradicts`` names the
-    expectation kind that measures it, which the case must assert on that framework."""
+    expectation kind that measures it, which the case must assert on that framework
+    (not checked when the case's ``expect`` is missing or wrong: that is its own error)."""
     if "documentation" not in m:
         return {}
     try:
@@ -181,7 +182,7 @@ def read_documentation(m: YMap, ctx: ParseContext, expect: Expect, overrides: di
             found.append(CaseFormatError(d.where("source"), f"{what}'s source must be a link (http:// or https://)",
                                          "link the documentation page that says it"))
         kind = values.get("contradicts")
-        if kind is not None:
+        if kind is not None and expect is not None:
             override = overrides.get(fw)
             if override is not None and override.not_applicable is not None:
                 found.append(CaseFormatError(where, f"the case is not applicable on {fw}: it measures nothing there "

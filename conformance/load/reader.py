@@ -274,9 +274,11 @@ class _CaseReader:
         ctx = ParseContext(flat if step_reader.read_all else fields.OpenSteps(), bound,
                            tuple(self.vocab.frameworks), self.vocab.exception_types)
         expect = Expect()
+        expect_read = False  # (what documentation: names is checked against a read expect only)
         if "expect" in m:
             try:
                 expect = read_expect(m["expect"], m.where("expect"), ctx, "'expect'", partial=self.draft)
+                expect_read = True
             except CaseFormatError as exc:
                 errors += split(exc)
         overrides = {}
@@ -284,7 +286,7 @@ class _CaseReader:
             overrides = read_overrides(m, ctx, claims, errors)
         except CaseFormatError as exc:
             errors += split(exc)
-        documentation = read_documentation(m, ctx, expect, overrides, errors)
+        documentation = read_documentation(m, ctx, expect if expect_read else None, overrides, errors)
         if self.vocab.operations is not None:
             step_reader.check_operations(self.vocab.operations or ())
         step_reader.check_strings(self.vocab.strings)
