@@ -25,6 +25,10 @@ MAX_REGEX_GROUP_DEPTH = 50  # 'match' patterns quote a message; re itself fails 
 LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 
 
+# a link a case or a reference list cites (documentation: source, a list's source)
+LINK = re.compile(r"^https?://\S+$")
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"did you mean {close[0]!r}?" if close else ""

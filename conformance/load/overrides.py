@@ -15,7 +15,6 @@ from conformance.source import CaseFormatError, Location, raise_all, split
 
 OVERRIDE_KEYS = ("reason", "expect", "not_applicable", "claims")
 DOCUMENTED_KEYS = ("says", "source", "contradicts")
-URL = re.compile(r"^https?://\S+$")
 CLAIM_PATTERN = re.compile(r"^S\d-\d\d$")
 
 
@@ -32,16 +31,20 @@ def read_overrides(m: YMap, ctx: ParseContext, case_claims: dict[str, str] | Non
     for fw, raw in fws.items():
         floc = fws.where(fw)
         if fw not in ctx.frameworks:
-            known = f"the frameworks are {', '.join(ctx.frameworks)} (conformance frameworks)"
-            guess = fields.did_you_mean(fw, ctx.frameworks)
-            errors.append(CaseFormatError(floc, f"unknown framework {fw!r}", f"{guess}; {known}" if guess else known,
-                                          code="CF005"))
+            errors.append(_unknown_framework(fw, floc, ctx))
             continue
         try:
             out[fw] = _override(fw, raw, floc, ctx, case_claims)
         except CaseFormatError as exc:
             errors += split(exc)
     return out
+
+
+def _unknown_framework(fw: str, loc: Location, ctx: ParseContext) -> CaseFormatError:
+    """A framework key (of ``frameworks:`` or ``documentation:``) that is not registered."""
+    known = f"the frameworks are {', '.join(ctx.frameworks)} (conformance frameworks)"
+    guess = fields.did_you_mean(fw, ctx.frameworks)
+    return CaseFormatError(loc, f"unknown framework {fw!r}", f"{guess}; {known}" if guess else known, code="CF005")
 
 
 def _override(fw: str, raw: object, floc: Location, ctx: ParseContext,
@@ -156,10 +159,7 @@ def read_documentation(m: YMap, ctx: ParseContext, expect: Expect | None, overri
         where = docs.where(fw)
         what = f"'documentation.{fw}'"
         if fw not in ctx.frameworks:
-            known = f"the frameworks are {', '.join(ctx.frameworks)} (conformance frameworks)"
-            guess = fields.did_you_mean(fw, ctx.frameworks)
-            errors.append(CaseFormatError(where, f"unknown framework {fw!r}", f"{guess}; {known}" if guess else known,
-                                          code="CF005"))
+            errors.append(_unknown_framework(fw, where, ctx))
             continue
         try:
             d = fields.mapping(raw, where, what)
@@ -178,7 +178,7 @@ def read_documentation(m: YMap, ctx: ParseContext, expect: Expect | None, overri
                 values[key] = fields.string(d, key, f"'{key}'")
             except CaseFormatError as exc:
                 found += split(exc)
-        if "source" in values and not URL.match(values["source"]):
+        if "source" in values and not fields.LINK.match(values["source"]):
             found.append(CaseFormatError(d.where("source"), f"{what}'s source must be a link (http:// or https://)",
                                          "link the documentation page that says it"))
         kind = values.get("contradicts")
