@@ -40,7 +40,6 @@ SETS = ("views", "inplace")
 LIST_KEYS = ("framework", "set", "title", "source", "version", "target", "operations")
 ENTRY_KEYS = ("name", "keys", "note", "source", "counterparts", "no_counterpart")
 KEY_PATTERN = re.compile(r"^(method|fn|attr|setattr|block|op):[A-Za-z_][A-Za-z0-9_]*$|^call$|^index:(basic|advanced)$")
-URL_PATTERN = re.compile(r"^https?://\S+$")
 
 # What the cases covering an entry must assert, together, per set: each inner tuple is one
 # requirement, met by any of its kinds. A kind the framework cannot observe is not required.
@@ -153,7 +152,7 @@ def read_list(path: Path, display: str | None = None) -> ReferenceList:
     if values.get("set") not in (None, *SETS):
         errors.append(CaseFormatError(top.where("set"), f"unknown set {values['set']!r}",
                                       f"use one of {', '.join(SETS)}"))
-    if "source" in values and not URL_PATTERN.match(values["source"]) and \
+    if "source" in values and not fields.LINK.match(values["source"]) and \
             not values["source"].startswith("introspection"):
         errors.append(CaseFormatError(top.where("source"), "'source' must be a link (http:// or https://) or "
                                       "say 'introspection of ...'", "pin the link to the release the list is from"))
@@ -215,7 +214,7 @@ def _entry(raw: Any, loc: Location) -> Entry:
             optional[key] = fields.string(m, key, f"'{key}'") if key in m else None
         except CaseFormatError as exc:
             errors += split(exc)
-    if optional.get("source") and not URL_PATTERN.match(str(optional["source"])):
+    if optional.get("source") and not fields.LINK.match(str(optional["source"])):
         errors.append(CaseFormatError(m.where("source"), "an entry's 'source' must be a link"))
     counterparts: dict[str, str] = {}
     if "counterparts" in m:
@@ -287,11 +286,12 @@ def measure(reference: ReferenceList, cases: Sequence[Case], adapters: Mapping[s
     adapter = adapters[fw]
     unobservable = frozenset(getattr(adapter, "unobservable", frozenset()))
     requirements = [r for r in REQUIRED[reference.set] if not set(r) <= unobservable]
+    used = [(case, keys_used(case)) for case in cases]  # once per list, not once per entry
     out = []
     for entry in reference.entries:
         usable = [k for k in entry.keys if _lacks(adapter, k) is None]
         why_not = None if usable else (_lacks(adapter, entry.keys[0]) if entry.keys else "no key")
-        using = [c for c in cases if keys_used(c) & set(entry.keys)]
+        using = [c for c, keys in used if keys & set(entry.keys)]
         mine = tuple(c for c in using if usable and applies(c, fw, adapter, not_run))
         asserted = set().union(*(c.expect_for(fw).checks for c in mine)) if mine else set()
         raises = any(_raises_at(c, fw, set(entry.keys)) for c in mine)
@@ -421,4 +421,4 @@ def _cell(text: str) -> str:
 
 
 def _link(url: str) -> str:
-    return f"<{url}>" if URL_PATTERN.match(url) else url
+    return f"<{url}>" if fields.LINK.match(url) else url
