@@ -157,6 +157,27 @@ def dtype_named(name: Any, default: str | None = None) -> str | None:
     return name
 
 
+def numpy_style_views(xp: Callable[[], Any]) -> dict[str, Operation]:
+    """The entries of NumPy's documented views (issue 18) for a namespace that spells them
+    as NumPy does (numpy, jax.numpy, tf.experimental.numpy), in torch's argument
+    conventions. ``xp`` returns the namespace when an entry is called: nothing is imported
+    here. An adapter overrides what its namespace lacks or spells otherwise."""
+    return {
+        "method:fliplr": lambda x: xp().fliplr(x),
+        "method:flipud": lambda x: xp().flipud(x),
+        "method:rot90": lambda x, k=1, dims=(0, 1): xp().rot90(x, k, axes=tuple(dims)),
+        "method:rollaxis": lambda x, axis, start=0: xp().rollaxis(x, axis, start),
+        "fn:broadcast_arrays": lambda *xs: tuple(xp().broadcast_arrays(*xs)),
+        "fn:atleast_1d": lambda *xs: xp().atleast_1d(*xs),
+        "fn:atleast_2d": lambda *xs: xp().atleast_2d(*xs),
+        "fn:atleast_3d": lambda *xs: xp().atleast_3d(*xs),
+        "fn:diag": lambda x, diagonal=0: xp().diag(x, diagonal),
+        # torch's indexing default ('ij'), not NumPy's ('xy'); other keywords (copy=) as written
+        "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(xp().meshgrid(*xs, indexing=indexing, **kw)),
+        "fn:einsum": lambda equation, *xs: xp().einsum(equation, *xs),
+    }
+
+
 def split_cuts(size: Any, n: int, function: str, framework: str) -> list[int]:
     """The indices at which NumPy-style ``split`` (np.split, jnp.split: it cuts at indices)
     cuts a dimension of size ``n`` into torch.split's pieces: pieces of ``size``, or a list

@@ -31,6 +31,7 @@ from conformance.adapters.base import (
     attribute,
     dtype_named,
     is_device_name,
+    numpy_style_views,
     passthrough,
     split_cuts,
 )
@@ -548,17 +549,4 @@ def _structural_inplace_operations() -> dict[str, Operation]:
 def _np_view_operations() -> dict[str, Operation]:
     """Issue 18 (views-np-paddle): jax.numpy's counterparts of NumPy's documented views
     (new immutable arrays: JAX has no views)."""
-    jnp = _jnp
-    return {
-        "method:fliplr": lambda x: jnp().fliplr(x),
-        "method:flipud": lambda x: jnp().flipud(x),
-        "method:rot90": lambda x, k=1, dims=(0, 1): jnp().rot90(x, k, axes=tuple(dims)),
-        "method:rollaxis": lambda x, axis, start=0: jnp().rollaxis(x, axis, start),
-        "fn:broadcast_arrays": lambda *xs: tuple(jnp().broadcast_arrays(*xs)),
-        "fn:atleast_1d": lambda *xs: jnp().atleast_1d(*xs),
-        "fn:atleast_2d": lambda *xs: jnp().atleast_2d(*xs),
-        "fn:atleast_3d": lambda *xs: jnp().atleast_3d(*xs),
-        "fn:diag": lambda x, diagonal=0: jnp().diag(x, diagonal),
-        "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(jnp().meshgrid(*xs, indexing=indexing, **kw)),
-        "fn:einsum": lambda equation, *xs: jnp().einsum(equation, *xs),
-    }
+    return numpy_style_views(_jnp)

@@ -14,6 +14,7 @@ from conformance.adapters.base import (
     attribute,
     dtype_named,
     is_device_name,
+    numpy_style_views,
     split_cuts,
 )
 
@@ -340,20 +341,8 @@ def _structural_inplace_operations() -> dict[str, Operation]:
 def _np_view_operations() -> dict[str, Operation]:
     """Issue 18 (views-np-paddle): NumPy's documented views of the flip, rot90, rollaxis,
     broadcast_arrays, atleast_nd and diag family, in torch's argument conventions."""
-    np = _np
     return {
-        "method:fliplr": lambda x: np().fliplr(x),
-        "method:flipud": lambda x: np().flipud(x),
-        "method:rot90": lambda x, k=1, dims=(0, 1): np().rot90(x, k, axes=tuple(dims)),
-        "method:rollaxis": lambda x, axis, start=0: np().rollaxis(x, axis, start),
-        "fn:broadcast_arrays": lambda *xs: tuple(np().broadcast_arrays(*xs)),
-        "fn:atleast_1d": lambda *xs: np().atleast_1d(*xs),
-        "fn:atleast_2d": lambda *xs: np().atleast_2d(*xs),
-        "fn:atleast_3d": lambda *xs: np().atleast_3d(*xs),
-        "fn:diag": lambda x, diagonal=0: np().diag(x, diagonal),
-        # torch's indexing default ('ij'), not NumPy's ('xy'); copy= (NumPy only) as written
-        "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(np().meshgrid(*xs, indexing=indexing, **kw)),
-        "fn:einsum": lambda equation, *xs: np().einsum(equation, *xs),
+        **numpy_style_views(_np),
         # "A field is a view of the array data with a given data-type" (offset in bytes)
         "method:getfield": lambda x, dtype, offset=0: x.getfield(dtype_named(dtype), offset),
         "method:set_": absent("NumPy arrays cannot be re-pointed at another array's memory; the counterpart is "

@@ -34,6 +34,7 @@ from conformance.adapters.base import (
     absent,
     dtype_named,
     is_device_name,
+    numpy_style_views,
 )
 
 _NO_INPLACE = ("tf.Tensor is immutable and has no in-place '_' methods; the counterparts are the out-of-place "
@@ -654,19 +655,12 @@ _MISSING = object()
 
 def _np_view_operations() -> dict[str, Operation]:
     """Issue 18 (views-np-paddle): tf.experimental.numpy's counterparts of NumPy's documented
-    views (TensorFlow has no strided views)."""
-    tf, tnp = _tf, _tnp
+    views (TensorFlow has no strided views); meshgrid and einsum are TensorFlow's own."""
+    tf = _tf
     return {
-        "method:fliplr": lambda x: tnp().fliplr(x),
-        "method:flipud": lambda x: tnp().flipud(x),
-        "method:rot90": lambda x, k=1, dims=(0, 1): tnp().rot90(x, k, axes=tuple(dims)),
+        **numpy_style_views(_tnp),
         "method:rollaxis": absent("TensorFlow has no rollaxis (tf.experimental.numpy has none); the counterpart "
                                   "is tf.experimental.numpy.moveaxis"),
-        "fn:broadcast_arrays": lambda *xs: tuple(tnp().broadcast_arrays(*xs)),
-        "fn:atleast_1d": lambda *xs: tnp().atleast_1d(*xs),
-        "fn:atleast_2d": lambda *xs: tnp().atleast_2d(*xs),
-        "fn:atleast_3d": lambda *xs: tnp().atleast_3d(*xs),
-        "fn:diag": lambda x, diagonal=0: tnp().diag(x, diagonal),
         "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(tf().meshgrid(*xs, indexing=indexing, **kw)),
         "fn:einsum": lambda equation, *xs: tf().einsum(equation, *xs),
     }
