@@ -202,13 +202,18 @@ def _cell(framework: str, record: dict[str, Any]) -> Cell:
     return Cell(framework, outcome, record.get("reason", ""), kind, words, record)
 
 
+def error_words(error: dict[str, Any]) -> str:
+    """A step's error in words: ``raises TypeError (type_error) at step 2``."""
+    return f"raises {error['type'].rsplit('.', 1)[-1]} ({error['kind']}) at step {error['at']}"
+
+
 def describe(behaviour: dict[str, Any]) -> tuple[str, str]:
     """(colour class, words) for an observed behaviour."""
     parts = [f"{p['a']}↔{p['b']}: {CLASS_WORDS.get(p['class'], p['class'])}" for p in behaviour.get("pairs", [])]
     kind = behaviour["pairs"][0]["class"] if behaviour.get("pairs") else "none"
     error = behaviour.get("error")
     if error:
-        parts.append(f"raises {error['type'].rsplit('.', 1)[-1]} ({error['kind']}) at step {error['at']}")
+        parts.append(error_words(error))
         kind = "error"
     if behaviour.get("warnings"):
         parts.append(f"warns at step {behaviour['warnings'][0]['at']}")
@@ -269,9 +274,7 @@ def _documented(rows: list[Row], frameworks: list[str]) -> list[DocumentedRow]:
             prefix = doc["contradicts"] + "."
             if doc["contradicts"] == "error":  # whether a step raised: the behaviour says, expected or not
                 error = cell.record.get("behaviour", {}).get("error")
-                measured: list[tuple[str, Any]] = [("", "no error" if error is None else
-                                                    f"raises {error['type'].rsplit('.', 1)[-1]} ({error['kind']}) "
-                                                    f"at step {error['at']}")]
+                measured: list[tuple[str, Any]] = [("", "no error" if error is None else error_words(error))]
             else:
                 measured = [(key.removeprefix(prefix), value) for key, value in sorted(observed.items())
                             if key == doc["contradicts"] or key.startswith(prefix)]
