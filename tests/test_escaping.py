@@ -299,6 +299,11 @@ def hostile_results() -> dict[str, Any]:
     doc["cases"]["views.expand.paddle_copies"]["overrides"]["paddle"]["reason"] = \
         "Paddle copies ![img](http://evil/i.png) (https://example.org/paddle_doc)"
     doc["claims"]["S3-07"] = "<img src=x onerror=alert(1)> __claim__"
+    # a documentation: finding, whose text and link the loader only requires to be one line
+    # and http(s)://... without blanks
+    info["documentation"] = {"torch": {"says": "__says__ <script>alert(2)</script> ![img](http://evil/i.png) | x",
+                                       "source": "https://example.org/x'onmouseover='alert(3)",
+                                       "contradicts": "values"}}
     return doc
 
 
@@ -312,7 +317,8 @@ def test_the_markdown_report_shows_hostile_case_text_as_written() -> None:
                   "##vso[task.setvariable variable=x]y [click](http://evil) *bold* `code` | cell <script>x</script>",
                   "Paddle copies ![img](http://evil/i.png) (https://example.org/paddle_doc)",
                   "<img src=x onerror=alert(1)> __claim__", "[not a link](http://evil)",
-                  "cases/copies/[x](http:evil).yaml:1"):
+                  "cases/copies/[x](http:evil).yaml:1",
+                  "__says__ <script>alert(2)</script> ![img](http://evil/i.png) | x"):
         assert shown in text, shown
     for href, shown in page.links:  # every link: a heading, a case file, a numbered ref, or shows its address
         assert href.startswith("#") or href.startswith("../cases/") or shown.isdigit() or shown == href, (href, shown)
@@ -332,6 +338,7 @@ def test_the_html_report_escapes_hostile_case_text() -> None:
     assert "<b>1</b>" in text
     assert "::error::pwned [click](http://evil) ![img](http://evil/i.png) __iadd__ <script>alert(1)</script>" in text
     assert "<img src=x onerror=alert(1)> __claim__" in text
+    assert "__says__ <script>alert(2)</script> ![img](http://evil/i.png) | x" in text
 
     class Attributes(html.parser.HTMLParser):
         names: set[str] = set()

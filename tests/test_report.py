@@ -385,8 +385,8 @@ def test_documentation_disagreements_are_listed_with_what_was_measured() -> None
         "paddle", case.id, [("y.t", False)], "pass")
     md = report_md.render(report)
     assert ("| paddle | `views.reshape.transposed_input` | the output Tensor shares data with the input | "
-            "`shares_memory` `y & t`: False | [www.paddlepaddle.org.cn]"
-            "(https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/reshape_en.html) |") in md
+            "`shares_memory` `y & t`: False | "
+            "<https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/reshape_en.html> |") in md
     assert "<h2 id='documentation'>Documentation disagrees (1)</h2>" in report_html.render(report)
     failing = [record(case.id, "paddle", "fail", pairs={("y", "t"): "view"}, reason="shares_memory")]
     (doc,) = analysis.build(document(cases, failing)).documented

@@ -143,7 +143,7 @@ def _documentation(report: Report) -> list[str]:
         if doc.outcome not in VERIFIED:
             measured += f" ({_escape(OUTCOME_WORDS.get(doc.outcome, doc.outcome))}: not confirmed)"
         out.append(f"| {_escape(doc.framework)} | {markdown_code(doc.case_id)} | {_cell_text(doc.says, 300)} | "
-                   f"{measured} | [{_escape(_host(doc.source))}]({markdown_url(doc.source)}) |")
+                   f"{measured} | {_escape(doc.source)} |")  # an address shows as itself, clickable
     return out + [""]
 
 
@@ -227,11 +227,6 @@ def _refs(row: Row) -> str:
         return ""
     return "<br>refs: " + " ".join(f"[{i}]({markdown_url(ref)})" if ref.startswith(("http://", "https://"))
                                    else _escape(ref) for i, ref in enumerate(refs, 1))
-
-
-def _host(url: str) -> str:
-    """The site a link goes to, as its label (``numpy.org``)."""
-    return url.split("://", 1)[-1].split("/", 1)[0] or url
 
 
 def _framework_columns(report: Report) -> str:
