@@ -445,6 +445,11 @@ class Adapter(ArrayProbes):
     # framework that crashes a process importing it after this one (TensorFlow: Paddle);
     # setup() imports them first, so that the order never depends on which items ran before
     imports_first: ClassVar[tuple[str, ...]] = ()
+    # A compiled mode (issue 19): the name of the registered framework whose cases this
+    # adapter runs with each case's steps as one compiled function (its table, probes and
+    # errors are that framework's; its overrides apply first, then this mode's own); None for
+    # an eager framework. The adapter's compile(fn) returns the compiled function
+    compiles: ClassVar[str | None] = None
     # None: the framework's arrays can be changed. A framework whose arrays are immutable
     # declares here, once, how it refuses a mutation (Immutability); the engine records the
     # refusal as the step's error of kind "immutable"
@@ -464,6 +469,12 @@ class Adapter(ArrayProbes):
     # tests/test_exception_types.py keeps the built-in adapters' lists equal to what their
     # framework defines once imported (warnings aside)
     exception_types: ClassVar[frozenset[str] | None] = None
+
+    def compile(self, fn: Any) -> Any:
+        """A compiled mode's compiled ``fn`` (the case's steps as one function of its given
+        tensors), with the compiler's state reset first, so that no item reuses another's
+        compiled code. Only adapters that declare :attr:`compiles` are asked."""
+        raise NotImplementedError(f"{self.name} is no compiled mode")
 
     def __init__(self) -> None:
         self.ops: dict[str, Operation] = self.operation_table()

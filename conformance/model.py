@@ -214,16 +214,33 @@ class Case:
             keys |= operations_of(step)
         return keys
 
-    def claims_for(self, framework: str) -> dict[str, str]:
-        """The stance on each claim for one framework: the case's, unless its override restates it."""
-        override = self.overrides.get(framework)
-        return {**self.claims, **(override.claims if override else {})}
+    def overrides_for(self, framework: str, parent: str | None = None) -> list[FrameworkOverride]:
+        """The overrides that apply on a framework, in the order they apply: for a compiled
+        mode, the override of the framework it compiles (``parent``) first, then its own."""
+        names = (parent, framework) if parent else (framework,)
+        return [self.overrides[name] for name in names if name in self.overrides]
 
-    def expect_for(self, framework: str) -> Expect:
-        override = self.overrides.get(framework)
-        if override is None or override.expect is None:
-            return self.expect
-        return self.expect.merged(override.expect)
+    def not_applicable_for(self, framework: str, parent: str | None = None) -> str | None:
+        return next((o.not_applicable for o in self.overrides_for(framework, parent) if o.not_applicable), None)
+
+    def override_reason(self, framework: str, parent: str | None = None) -> str | None:
+        """The reason of the most specific override that changes what is expected, if any."""
+        reasons = [o.reason for o in self.overrides_for(framework, parent) if o.expect is not None]
+        return reasons[-1] if reasons else None
+
+    def claims_for(self, framework: str, parent: str | None = None) -> dict[str, str]:
+        """The stance on each claim for one framework: the case's, unless an override restates it."""
+        stances = dict(self.claims)
+        for override in self.overrides_for(framework, parent):
+            stances.update(override.claims)
+        return stances
+
+    def expect_for(self, framework: str, parent: str | None = None) -> Expect:
+        expect = self.expect
+        for override in self.overrides_for(framework, parent):
+            if override.expect is not None:
+                expect = expect.merged(override.expect)
+        return expect
 
 
 # Every class a Case (or a file's load errors) is made of: what conformance.codec may build

@@ -34,6 +34,8 @@ BUILTIN = {
     "tensorflow": "conformance.adapters.tensorflow_adapter:TensorflowAdapter",
     "mindspore": "conformance.adapters.mindspore_adapter:MindsporeAdapter",
     "array_api_strict": "conformance.adapters.array_api_strict_adapter:ArrayApiStrictAdapter",
+    # compiled modes (issue 19): a framework's cases run as one compiled function each
+    "torch_compile": "conformance.adapters.torch_compile_adapter:TorchCompileAdapter",
 }
 ENTRY_POINT_GROUP = "conformance.adapters"
 CASE_SCHEMA_FILE = Path(__file__).resolve().parent / "data" / "case.schema.json"
@@ -86,6 +88,7 @@ class Framework:
     dlpack_export: bool
     dlpack_import: bool
     loads: bool  # False: the adapter could not be loaded (its items skip, saying why)
+    compiles: str | None = None  # a compiled mode: the framework whose cases it runs compiled
 
 
 def framework(name: str) -> Framework:
@@ -94,7 +97,15 @@ def framework(name: str) -> Framework:
     if cls is None:
         return Framework(name, name, spec, name in BUILTIN, DEFAULT_REPORT_RANK, False, True, (), False, False, False)
     return Framework(name, cls.title or name, spec, name in BUILTIN, cls.report_rank, cls.autograd,
-                     cls.immutable is None, tuple(cls.device_kinds), cls.dlpack_export, cls.dlpack_import, True)
+                     cls.immutable is None, tuple(cls.device_kinds), cls.dlpack_export, cls.dlpack_import, True,
+                     getattr(cls, "compiles", None))
+
+
+def parent_of(name: str) -> str | None:
+    """The framework a compiled mode runs compiled (its overrides apply to the mode too);
+    None for an eager framework or one that cannot be loaded."""
+    cls = adapter_class(name)
+    return getattr(cls, "compiles", None) if cls is not None else None
 
 
 def frameworks() -> list[Framework]:

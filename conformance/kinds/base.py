@@ -65,6 +65,9 @@ class Checking(Protocol):
 
     adapter: Any  # the framework's adapter: its probes (to_numpy, overlaps, version_of, ...)
     failed: Any  # the record of the step that raised, or None
+    # whether a version counter counts the steps' mutations (eager), or only shows that an
+    # input was mutated (a compiled mode applies an input's mutations as its own copies)
+    counts_versions: bool
 
     @property
     def steps(self) -> Sequence[Any]:

@@ -187,6 +187,24 @@ class VersionChange(TensorKind):
         now, first = run.adapter.version_of(obj), run.first_version(obj)
         return None if now is None or first is None else now - first
 
+    def compare(self, obj: Any, name: str, expected: Any, run: Checking) -> None:
+        key, what = ResultKey(self.name, (name,)), self.what((name,))
+        if run.first_version(obj) is None and run.adapter.version_of(obj) is not None:
+            # a compiled mode's tensor made inside the compiled function (run/compiled.py)
+            run.unobservable(f"{what}: made inside the compiled function, whose version when it was bound "
+                             "is not observable")
+            return
+        observed = self.observe(obj, run)
+        run.record(key, observed)
+        if run.counts_versions:
+            matches = observed == expected
+        else:  # whether it was mutated, not how many times (a compiled mode: run/compiled.py)
+            matches = observed is not None and (observed > 0) == (expected > 0)
+        if not matches:
+            run.miss(what, expected, observed, key, name,
+                     "" if run.counts_versions else "compared as changed or not: a compiled function applies "
+                     "an input's mutations as its own copies, which the counter counts instead of the steps")
+
     def worth_writing(self, key: ResultKey, values: Mapping[str, Any], case: Case,
                       made: Collection[tuple[str, str]]) -> bool:
         given = {g.name for g in case.given}

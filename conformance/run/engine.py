@@ -110,9 +110,9 @@ def not_applicable(case: Case, adapter: Any) -> Outcome | None:
     """The outcome when the case cannot apply to this adapter (its override says so, or an
     operation has no counterpart), decided without importing the framework; else None."""
     fw = adapter.name
-    override = case.overrides.get(fw)
-    if override is not None and override.not_applicable:
-        return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {override.not_applicable}")
+    why = case.not_applicable_for(fw, adapter.compiles)
+    if why:
+        return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {why}")
     for key in sorted(case.operations()):
         why = adapter.lacks(key)
         if why:
@@ -125,12 +125,12 @@ def run(case: Case, adapter: Any) -> Outcome:
     if early is not None:
         return early
     fw = adapter.name
-    override = case.overrides.get(fw)
     adapter.setup()
     why = adapter.device_unavailable(case.device)
     if why:
         return Outcome(case.id, fw, SKIPPED, why)
-    expect = case.expect_for(fw)
+    expect = case.expect_for(fw, adapter.compiles)
+    override_reason = case.override_reason(fw, adapter.compiles)
     # the pairs whose relation the expectation checks at the end: the only productions whose
     # relation right after their step is recorded (Outcome.productions). Another pair's may
     # depend on what the case does not pin down (jnp.from_dlpack of an array shares it only
@@ -145,12 +145,32 @@ def run(case: Case, adapter: Any) -> Outcome:
             return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {exc}")
         except _Refused as exc:
             return Outcome(case.id, fw, ERROR, str(exc), steps=runner.records)
-        refused = _unexpected_refusal(runner.failed, expect)
-        if refused is not None:
-            return Outcome(case.id, fw, REFUSED, refused, steps=runner.records)  # nothing was checked
-        outcome = Outcome(case.id, fw, PASS, steps=runner.records, productions=runner.production_classes,
-                          override_reason=override.reason if override else None)
-        _Checker(runner, expect, outcome).check()
+        if not adapter.compiles:
+            return _checked(case, runner, expect, override_reason)  # checked before isolation restores
+    # a compiled mode: the eager run above held every step to the limits, and the compiled
+    # function makes the same tensors from the same inputs (conformance/run/compiled.py)
+    from conformance.run.compiled import CompiledRunner
+
+    compiled = CompiledRunner(case, adapter, runner, expect)
+    with adapter.isolation(case_seed(case.id)):
+        try:
+            compiled.execute()
+        except NotApplicable as exc:
+            return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {exc}")
+        except _Refused as exc:
+            return Outcome(case.id, fw, ERROR, str(exc), steps=compiled.records)
+        return _checked(case, compiled, expect, override_reason)
+
+
+def _checked(case: Case, runner: Any, expect: Expect, override_reason: str | None) -> Outcome:
+    """The outcome of a run: refused, or checked against the expectation."""
+    fw = runner.adapter.name
+    refused = _unexpected_refusal(runner.failed, expect)
+    if refused is not None:
+        return Outcome(case.id, fw, REFUSED, refused, steps=runner.records)  # nothing was checked
+    outcome = Outcome(case.id, fw, PASS, steps=runner.records, productions=runner.production_classes,
+                      override_reason=override_reason)
+    _Checker(runner, expect, outcome).check()
     if outcome.mismatches:
         outcome.verdict = FAIL
         outcome.reason = outcome.mismatches[0].what
@@ -403,6 +423,7 @@ class _Checker:
         self.outcome = outcome
         self.failed = runner.failed
         self.steps = runner.records
+        self.counts_versions = getattr(runner, "counts_versions", True)
 
     def check(self) -> None:
         for kind, expected in kinds.checks(self.expect):
