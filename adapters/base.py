@@ -470,6 +470,17 @@ class Adapter(ArrayProbes):
     # framework defines once imported (warnings aside)
     exception_types: ClassVar[frozenset[str] | None] = None
 
+    @classmethod
+    def lineage(cls) -> tuple[str, ...]:
+        """The frameworks whose case overrides apply before this adapter's own, in that order:
+        for a compiled mode, the framework it compiles, then each compiled mode its class
+        derives from (torch_inductor: torch, torch_compile); () for an eager framework."""
+        if not cls.compiles:
+            return ()
+        modes = [c.__dict__["name"] for c in cls.__mro__[1:]
+                 if getattr(c, "compiles", None) == cls.compiles and "name" in c.__dict__]
+        return (cls.compiles, *reversed(modes))
+
     def compile(self, fn: Any) -> Any:
         """A compiled mode's compiled ``fn`` (the case's steps as one function of its given
         tensors), with the compiler's state reset first, so that no item reuses another's

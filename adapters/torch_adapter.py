@@ -232,7 +232,9 @@ class TorchAdapter(TorchProbes, Adapter):
                               # copy_ / item assignment whose source partly overlaps the destination
                               r"some elements of the input tensor and the written-to tensor refer to a "
                               r"single memory location"),
-        "dtype_cast": (r"result type \w+ can't be cast to the desired output type",),
+        "dtype_cast": (r"result type \w+ can't be cast to the desired output type",
+                       # the same refusal from the meta function torch.compile traces with
+                       r"Promotion of int\.add/sub_\(float\) in in-place ops are not possible"),
         "unsupported_dtype": (r"Got unsupported ScalarType \w+",  # numpy() of a bfloat16 tensor
                               r"is not implemented for tensors with non-complex dtypes"),
         "not_contiguous_view": (r"view size is not compatible with input tensor's size and stride",
@@ -244,7 +246,9 @@ class TorchAdapter(TorchProbes, Adapter):
                                 # view_as_complex of a last dimension that is not contiguous
                                 r"Tensor must have a last dimension with stride 1",
                                 # from_numpy of a flipped array: no tensor can share it
-                                r"At least one stride in the given numpy array is negative"),
+                                r"At least one stride in the given numpy array is negative",
+                                # view() refused by the meta function torch.compile traces with
+                                r"Cannot view a tensor with shape .* and strides .* as a tensor with shape"),
         "no_grad_fn": (r"does not require grad and does not have a grad_fn",),
         "graph_freed": (r"Trying to backward through the graph a second time",),
         "requires_grad_conversion": (r"Can't call numpy\(\) on Tensor that requires grad",

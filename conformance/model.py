@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple, Sequence
 
 from conformance import ir
 from conformance.ir import Step, operations_of
@@ -214,30 +214,30 @@ class Case:
             keys |= operations_of(step)
         return keys
 
-    def overrides_for(self, framework: str, parent: str | None = None) -> list[FrameworkOverride]:
+    def overrides_for(self, framework: str, lineage: Sequence[str] = ()) -> list[FrameworkOverride]:
         """The overrides that apply on a framework, in the order they apply: for a compiled
-        mode, the override of the framework it compiles (``parent``) first, then its own."""
-        names = (parent, framework) if parent else (framework,)
-        return [self.overrides[name] for name in names if name in self.overrides]
+        mode, those of its ``lineage`` (registry.lineage: the framework it compiles, then the
+        modes it derives from) first, then its own."""
+        return [self.overrides[name] for name in (*lineage, framework) if name in self.overrides]
 
-    def not_applicable_for(self, framework: str, parent: str | None = None) -> str | None:
-        return next((o.not_applicable for o in self.overrides_for(framework, parent) if o.not_applicable), None)
+    def not_applicable_for(self, framework: str, lineage: Sequence[str] = ()) -> str | None:
+        return next((o.not_applicable for o in self.overrides_for(framework, lineage) if o.not_applicable), None)
 
-    def override_reason(self, framework: str, parent: str | None = None) -> str | None:
+    def override_reason(self, framework: str, lineage: Sequence[str] = ()) -> str | None:
         """The reason of the most specific override that changes what is expected, if any."""
-        reasons = [o.reason for o in self.overrides_for(framework, parent) if o.expect is not None]
+        reasons = [o.reason for o in self.overrides_for(framework, lineage) if o.expect is not None]
         return reasons[-1] if reasons else None
 
-    def claims_for(self, framework: str, parent: str | None = None) -> dict[str, str]:
+    def claims_for(self, framework: str, lineage: Sequence[str] = ()) -> dict[str, str]:
         """The stance on each claim for one framework: the case's, unless an override restates it."""
         stances = dict(self.claims)
-        for override in self.overrides_for(framework, parent):
+        for override in self.overrides_for(framework, lineage):
             stances.update(override.claims)
         return stances
 
-    def expect_for(self, framework: str, parent: str | None = None) -> Expect:
+    def expect_for(self, framework: str, lineage: Sequence[str] = ()) -> Expect:
         expect = self.expect
-        for override in self.overrides_for(framework, parent):
+        for override in self.overrides_for(framework, lineage):
             if override.expect is not None:
                 expect = expect.merged(override.expect)
         return expect

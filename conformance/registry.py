@@ -102,11 +102,13 @@ def framework(name: str) -> Framework:
                      getattr(cls, "compiles", None))
 
 
-def parent_of(name: str) -> str | None:
-    """The framework a compiled mode runs compiled (its overrides apply to the mode too);
-    None for an eager framework or one that cannot be loaded."""
+def lineage(name: str) -> tuple[str, ...]:
+    """The frameworks whose overrides apply to ``name``'s items before its own, in the order
+    they apply: for a compiled mode, the framework it compiles, then each compiled mode its
+    adapter class derives from (torch_inductor: torch, torch_compile); () for an eager
+    framework or one that cannot be loaded."""
     cls = adapter_class(name)
-    return getattr(cls, "compiles", None) if cls is not None else None
+    return () if cls is None else cls.lineage()
 
 
 def frameworks() -> list[Framework]:

@@ -199,7 +199,7 @@ class VersionChange(TensorKind):
         if run.counts_versions:
             matches = observed == expected
         else:  # whether it was mutated, not how many times (a compiled mode: run/compiled.py)
-            matches = observed is not None and (observed > 0) == (expected > 0)
+            matches = observed is not None and expected is not None and (observed > 0) == (expected > 0)
         if not matches:
             run.miss(what, expected, observed, key, name,
                      "" if run.counts_versions else "compared as changed or not: a compiled function applies "

@@ -108,8 +108,8 @@ class Markers:
             if case.family.isidentifier():
                 marks.append(self._cached(case.family, None, self._register_family))
             self._common[key] = marks
-        if case.claims or framework in case.overrides:
-            claims = case.claims_for(framework)
+        if case.claims or case.overrides:
+            claims = case.claims_for(framework, registry.lineage(framework))
             if claims:
                 return marks + [self._cached(claim_id, stance, self._register_claim)
                                 for claim_id, stance in claims.items()]

@@ -140,13 +140,19 @@ class CompiledRunner:
         self.first_version: dict[int, int | None] = {}
         self.keep: list[Any] = []
         self.unwritten = _Unwritten()
+        # name -> why the checker cannot see it (the steps before a failing one would not run
+        # compiled alone): its expectations are then not observable, not mismatches
+        self.hidden: dict[str, str] = {}
         self.production_classes: list[dict[str, Any]] = []  # no step-time relation inside a compiled function
         # torch.compile applies an input's mutations as copies at the end of its graph (aot_eager
         # raises the counter by 2, inductor by 1, however many steps wrote): whether it changed
         self.counts_versions = False
+        # every name any expectation of the case mentions (the shared one and every override's,
+        # dropped entries included), so that what an override says never changes the program
         mentioned: set[str] = set()
-        for kind, entries in expect.checks.items():
-            mentioned |= kinds.get(kind).names_in(entries)
+        for each in [case.expect, *(o.expect.expect for o in case.overrides.values() if o.expect is not None)]:
+            for kind, entries in each.checks.items():
+                mentioned |= kinds.get(kind).names_in(entries)
         given = [spec.name for spec in case.given]
         bound = [n for s in case.flat_steps() for t in s.targets if isinstance(t, NameTarget) for n in [t.name]]
         self.inputs = given
@@ -220,7 +226,12 @@ class CompiledRunner:
             warnings.simplefilter("ignore")
             try:
                 values, bound = function(*args)
-            except Exception:  # pragma: no cover - the prefix ran without raising a moment ago
+            except Exception as exc:
+                # it ran without raising a moment ago, returning nothing: returning these names
+                # is what it refuses (torch.compile: a tensor saved for backward and modified)
+                why = (f"the steps before step {self.case.steps[count - 1].flat()[0].number}, compiled alone to "
+                       f"return it, raise {type(exc).__name__}: {_bounded(self.adapter.error_message(exc), 160)}")
+                self.hidden = {name: why for name in self.outputs}
                 return
         self.env = dict(zip(self.inputs, args))
         for name, value, was_bound in zip(self.outputs, values, bound):

@@ -110,7 +110,7 @@ def not_applicable(case: Case, adapter: Any) -> Outcome | None:
     """The outcome when the case cannot apply to this adapter (its override says so, or an
     operation has no counterpart), decided without importing the framework; else None."""
     fw = adapter.name
-    why = case.not_applicable_for(fw, adapter.compiles)
+    why = case.not_applicable_for(fw, adapter.lineage())
     if why:
         return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {why}")
     for key in sorted(case.operations()):
@@ -129,8 +129,8 @@ def run(case: Case, adapter: Any) -> Outcome:
     why = adapter.device_unavailable(case.device)
     if why:
         return Outcome(case.id, fw, SKIPPED, why)
-    expect = case.expect_for(fw, adapter.compiles)
-    override_reason = case.override_reason(fw, adapter.compiles)
+    expect = case.expect_for(fw, adapter.lineage())
+    override_reason = case.override_reason(fw, adapter.lineage())
     # the pairs whose relation the expectation checks at the end: the only productions whose
     # relation right after their step is recorded (Outcome.productions). Another pair's may
     # depend on what the case does not pin down (jnp.from_dlpack of an array shares it only
@@ -430,11 +430,31 @@ class _Checker:
             kind.check(expected, self)
 
     def lookup(self, name: str, what: str, key: ResultKey) -> tuple[bool, Any]:
+        hidden = getattr(self.r, "hidden", {}).get(name)
+        if hidden is not None:  # a compiled mode's name it cannot show (run/compiled.py)
+            self.unobservable(f"{what}: {hidden}")
+            return False, None
         if name not in self.r.env:
+            later = self._bound_after_expected_error(name)
+            if later is not None:
+                self.unobservable(f"{what}: {name!r} is bound at step {later}, after the step the expected error "
+                                  f"stopped the run at")
+                return False, None
             stopped = f" (the run stopped at step {self.r.failed.number})" if self.r.failed else ""
             self.miss(what, "a value", f"{name!r} was never bound{stopped}", key)
             return False, None
         return True, self.r.env[name]
+
+    def _bound_after_expected_error(self, name: str) -> int | None:
+        """The first step binding ``name`` where the run stopped, as expected, at an earlier
+        step (an override that records a refusal need not drop what the case says of the
+        names the refused step would have bound); else None."""
+        failed, expected = self.r.failed, self.expect.checks.get("error")
+        if failed is None or expected is None or expected.at != failed.number:
+            return None
+        binding = [step.number for step in self.r.case.flat_steps() if step.kind != "block"
+                   for target in step.targets if isinstance(target, NameTarget) and target.name == name]
+        return binding[0] if binding and binding[0] >= failed.number else None
 
     def first_version(self, obj: Any) -> int | None:
         return self.r.first_version.get(id(obj))
