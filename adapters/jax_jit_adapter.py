@@ -22,7 +22,6 @@ from typing import Any
 
 from conformance.adapters.jax_adapter import JaxAdapter, _jax
 
-
 # JAX names where it was tracing: a path of this checkout, and a line of this module
 _TRACING_AT = re.compile(r"(while tracing the function \w+) at \S+:\d+")
 

@@ -1,5 +1,6 @@
 """The compiled modes of JAX and TensorFlow (issue 19) against the real frameworks (skipped
-where one is not installed): jax_jit (jax.jit) and tensorflow_function (tf.function). What
+where one is not installed): jax_jit (jax.jit), tensorflow_function (tf.function) and
+tensorflow_xla (tf.function(jit_compile=True)). What
 crosses the compiled boundary (arrays; the rest of the output around them), a variable
 mutated inside seen by the caller, the identity jit loses, refusals recorded as in eager,
 each item traced anew, and the items named by mode."""
@@ -47,7 +48,7 @@ cases:
 # ---- what crosses the compiled boundary
 
 
-@pytest.mark.parametrize("mode", ["jax_jit", "tensorflow_function"])
+@pytest.mark.parametrize("mode", ["jax_jit", "tensorflow_function", "tensorflow_xla"])
 def test_none_and_python_values_come_back_around_the_arrays(mode: str) -> None:
     a = adapter(mode)
     c = case(["y = x.reshape(3, 1)", "s = y.shape"], "{shape: {y: [3, 1]}}")
@@ -59,7 +60,7 @@ def test_none_and_python_values_come_back_around_the_arrays(mode: str) -> None:
     assert a.is_array(y) and a.to_numpy(y).tolist() == [[1.0], [2.0], [3.0]]
 
 
-@pytest.mark.parametrize("mode", ["jax_jit", "tensorflow_function"])
+@pytest.mark.parametrize("mode", ["jax_jit", "tensorflow_function", "tensorflow_xla"])
 def test_every_item_is_traced_anew(mode: str) -> None:
     """Compile state is reset between items: the same program compiled for two items is
     traced twice (a Python side effect runs only while tracing)."""
@@ -123,7 +124,7 @@ def test_jax_jit_returns_a_new_array_where_eager_jax_returns_the_input() -> None
     assert compiled.observed[ResultKey("same_object", ("y", "x"))] is False
 
 
-@pytest.mark.parametrize("mode", ["jax_jit", "tensorflow_function"])
+@pytest.mark.parametrize("mode", ["jax_jit", "tensorflow_function", "tensorflow_xla"])
 def test_item_assignment_is_refused_in_the_compiled_mode_as_in_eager(mode: str) -> None:
     """A refusal of a mutation (immutable arrays) is recognised inside the compiled function
     too: tf.function's AutoGraph re-raises it with its own message, classified by the original."""
@@ -132,6 +133,23 @@ def test_item_assignment_is_refused_in_the_compiled_mode_as_in_eager(mode: str) 
     assert outcome.verdict == REFUSED, (outcome.verdict, outcome.reason)
     assert outcome.steps[0].error is not None and outcome.steps[0].error.kind == "immutable"
     assert "in user code" not in outcome.steps[0].error.message
+
+
+def test_xla_outputs_never_share_an_input_buffer_where_the_graph_executor_does() -> None:
+    """tf.reshape hands its output the input's buffer eagerly and in tf.function; the function
+    XLA compiles writes every output into a buffer of its own."""
+    c = case(["y = x.reshape(3, 1)"], "{shape: {y: [3, 1]}}")
+    for mode, shared in (("tensorflow_function", True), ("tensorflow_xla", False)):
+        a = adapter(mode)
+        x = a.make_input(c.given[0], "cpu")
+        (y,), _ = a.compile(program(c.steps, a.ops, ["x"], ["y"]))(x)
+        assert a.overlaps(y, x) is shared, mode
+
+
+def test_sparse_tensors_are_absent_under_xla_which_aborts_on_them() -> None:
+    reason = registry.get_adapter("tensorflow_xla").lacks("method:to_sparse")
+    assert reason is not None and "openxla/xla#44941" in reason
+    assert registry.get_adapter("tensorflow_function").lacks("method:to_sparse") is None
 
 
 def test_a_jit_error_names_no_path_of_the_checkout() -> None:
@@ -148,7 +166,8 @@ def test_a_jit_error_names_no_path_of_the_checkout() -> None:
 
 
 def test_items_are_named_by_mode(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nconformance_paths = cases\nconformance_frameworks = jax_jit, tensorflow_function\n")
+    pytester.makeini("[pytest]\nconformance_paths = cases\n"
+                     "conformance_frameworks = jax_jit, tensorflow_function, tensorflow_xla\n")
     (pytester.path / "cases" / "views").mkdir(parents=True)
     (pytester.path / "cases" / "views" / "c.yaml").write_text(textwrap.dedent("""\
         cases:
@@ -163,4 +182,5 @@ def test_items_are_named_by_mode(pytester: pytest.Pytester) -> None:
         """))
     items, _ = pytester.inline_genitems("cases/views/c.yaml")
     assert {item.name for item in items} == {"views.reshape.compiled[jax_jit]",
-                                             "views.reshape.compiled[tensorflow_function]"}
+                                             "views.reshape.compiled[tensorflow_function]",
+                                             "views.reshape.compiled[tensorflow_xla]"}
