@@ -37,6 +37,9 @@ BUILTIN = {
     # compiled modes (issue 19): a framework's cases run as one compiled function each
     "torch_compile": "conformance.adapters.torch_compile_adapter:TorchCompileAdapter",
     "torch_inductor": "conformance.adapters.torch_inductor_adapter:TorchInductorAdapter",
+    "jax_jit": "conformance.adapters.jax_jit_adapter:JaxJitAdapter",
+    "tensorflow_function": "conformance.adapters.tensorflow_function_adapter:TensorflowFunctionAdapter",
+    "tensorflow_xla": "conformance.adapters.tensorflow_xla_adapter:TensorflowXlaAdapter",
 }
 ENTRY_POINT_GROUP = "conformance.adapters"
 CASE_SCHEMA_FILE = Path(__file__).resolve().parent / "data" / "case.schema.json"
