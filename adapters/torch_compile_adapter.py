@@ -10,18 +10,94 @@ from typing import Any
 from conformance.adapters.torch_adapter import TorchAdapter, _torch
 
 
+_COMPILER_EXCEPTIONS = (
+    "torch._dynamo.exc.AutogradGradRestartAnalysis",
+    "torch._dynamo.exc.BackendCompilerFailed",
+    "torch._dynamo.exc.CompileCollectiveRestartAnalysis",
+    "torch._dynamo.exc.CondOpArgsMismatchError",
+    "torch._dynamo.exc.FailOnRecompileLimitHit",
+    "torch._dynamo.exc.InfiniteGeneratorError",
+    "torch._dynamo.exc.InternalTorchDynamoError",
+    "torch._dynamo.exc.InvalidBackend",
+    "torch._dynamo.exc.ObservedAttributeError",
+    "torch._dynamo.exc.ObservedException",
+    "torch._dynamo.exc.ObservedGeneratorExit",
+    "torch._dynamo.exc.ObservedIndexError",
+    "torch._dynamo.exc.ObservedKeyError",
+    "torch._dynamo.exc.ObservedLookupError",
+    "torch._dynamo.exc.ObservedNotImplementedError",
+    "torch._dynamo.exc.ObservedRuntimeError",
+    "torch._dynamo.exc.ObservedTypeError",
+    "torch._dynamo.exc.ObservedUserStopIteration",
+    "torch._dynamo.exc.PackageError",
+    "torch._dynamo.exc.RecompileError",
+    "torch._dynamo.exc.RequiresGradRestartAnalysis",
+    "torch._dynamo.exc.ResetRequired",
+    "torch._dynamo.exc.RestartAnalysis",
+    "torch._dynamo.exc.ResumePrologueTracingError",
+    "torch._dynamo.exc.ShortenTraceback",
+    "torch._dynamo.exc.SkipFrame",
+    "torch._dynamo.exc.SpeculationRestartAnalysis",
+    "torch._dynamo.exc.StepUnsupported",
+    "torch._dynamo.exc.TensorifyScalarRestartAnalysis",
+    "torch._dynamo.exc.TorchDynamoException",
+    "torch._dynamo.exc.TorchRuntimeError",
+    "torch._dynamo.exc.UncapturedHigherOrderOpError",
+    "torch._dynamo.exc.UnknownPropertiesDuringBackwardTrace",
+    "torch._dynamo.exc.UnsafeScriptObjectError",
+    "torch._dynamo.exc.UnspecializeRestartAnalysis",
+    "torch._dynamo.exc.Unsupported",
+    "torch._dynamo.exc.UserError",
+    "torch._dynamo.exc._SerializedException",
+    "torch._dynamo.functional_export.Yield",
+    "torch._dynamo.graph_region_tracker.NodeHashException",
+    "torch._dynamo.pgo.ReservedWorkflowIdUserError",
+    "torch._dynamo.symbolic_convert.ReturnValueOp",
+    "torch._dynamo.symbolic_convert.SpeculationLogDivergence",
+    "torch._dynamo.symbolic_convert.YieldValueOp",
+    "torch._dynamo.variables.base.AsPythonConstantNotImplementedError",
+    "torch._dynamo.variables.functions.ClosureConversionError",
+    "torch._dynamo.variables.optimizer.ArgMappingException",
+    "torch._dynamo.variables.optimizer.GuardInstallException",
+    "torch._inductor.exc.CUDACompileError",
+    "torch._inductor.exc.CppCompileError",
+    "torch._inductor.exc.CppWrapperCodegenError",
+    "torch._inductor.exc.GPUTooOldForTriton",
+    "torch._inductor.exc.InductorError",
+    "torch._inductor.exc.InvalidCxxCompiler",
+    "torch._inductor.exc.LoweringException",
+    "torch._inductor.exc.MissingOperatorWithDecomp",
+    "torch._inductor.exc.MissingOperatorWithoutDecomp",
+    "torch._inductor.exc.OperatorIssue",
+    "torch._inductor.exc.SubgraphLoweringException",
+    "torch._inductor.exc.TritonMissing",
+    "torch._numpy._util.AxisError",
+    "torch._numpy._util.UFuncTypeError",
+    "torch._numpy.linalg.LinAlgError",
+    "torch.distributed._state_dict_utils.CompanionMismatch",
+    "torch.distributed.tensor._dtensor_spec._StridedShardNotDecodableError",
+    "torch.fx.experimental.recording.NotEqualError",
+    "torch.fx.experimental.symbolic_shapes.ConstraintViolationError",
+    "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode",
+    "torch.fx.experimental.symbolic_shapes.PendingUnbackedSymbolNotFound",
+    "torch.fx.experimental.symbolic_shapes._ShapeEnvGuardError",
+    "torch.onnx.OnnxExporterError",
+    "torch.onnx.errors.SymbolicValueError",
+    "torch.onnx.errors.UnsupportedOperatorError",
+    "torch.utils._sympy.value_ranges.ValueRangeError",
+)
+
+
 class TorchCompileAdapter(TorchAdapter):
     name = "torch_compile"
     title = "PyTorch, torch.compile (aot_eager)"
     report_rank = 11
     compiles = "torch"
     backend = "aot_eager"
-    # what Dynamo raises of its own, wrapping or replacing the operation's error
-    exception_types = TorchAdapter.exception_types | frozenset({
-        "torch._dynamo.exc.TorchRuntimeError", "torch._dynamo.exc.BackendCompilerFailed",
-        "torch._dynamo.exc.Unsupported", "torch._dynamo.exc.InternalTorchDynamoError",
-        "torch._dynamo.exc.UserError",
-    })
+    # the exception classes the compiler's modules define (Dynamo, inductor, the NumPy Dynamo
+    # traces through): a step may raise them (tests/test_exception_types.py lists them anew)
+    exception_types = TorchAdapter.exception_types | frozenset(_COMPILER_EXCEPTIONS)
+
 
     # the compiler's own refusals, none of the kinds (docs/case-format.md, "Error kinds")
     error_patterns = {**TorchAdapter.error_patterns, "other": TorchAdapter.error_patterns["other"] + (
@@ -30,6 +106,10 @@ class TorchCompileAdapter(TorchAdapter):
         r"Cannot construct `ConstantVariable` for value of type",
         r"Cannot access data pointer of Tensor \(e\.g\. FakeTensor",
         r"^IndexError: tuple index out of range")}
+
+    def load(self) -> None:
+        super().load()
+        import torch._dynamo  # noqa: F401 - the compiler, and the exception classes it defines
 
     def error_message(self, exc: BaseException) -> str:
         # Dynamo appends where in the traced code it was ("from user code: File ...") and

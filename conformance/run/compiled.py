@@ -176,7 +176,7 @@ class CompiledRunner:
                 if self.adapter.out_of_memory(exc):
                     raise _Refused(f"the compiled function ran out of the memory the framework process may use: "
                                    f"{_bounded(str(exc), 300)} (limits: docs/security.md)") from None
-                self._failed_at(self._failing_step(), exc)
+                self._failed_at(self._failing_step(exc), exc)
                 return
         for name, value, was_bound in zip(self.outputs, values, bound):
             if was_bound:
@@ -204,12 +204,19 @@ class CompiledRunner:
                 return exc
         return None
 
-    def _failing_step(self) -> int:
-        """The top-level step (1-based count) whose prefix first raises; the last if none does."""
+    def _failing_step(self, exc: BaseException) -> int:
+        """The top-level step (1-based count) whose prefix first raises what the call raised
+        (its type and message); else the first whose prefix raises at all; else the last."""
+        same = (type(exc), self.adapter.error_message(exc))
+        first_raising = None
         for count in range(1, len(self.case.steps) + 1):
-            if self._prefix_raises(count) is not None:
+            raised = self._prefix_raises(count)
+            if raised is None:
+                continue
+            if (type(raised), self.adapter.error_message(raised)) == same:
                 return count
-        return len(self.case.steps)
+            first_raising = first_raising or count
+        return first_raising or len(self.case.steps)
 
     def _before(self, count: int) -> None:
         """The state at a step that raised: the function of the steps before it, compiled alone
