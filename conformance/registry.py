@@ -66,6 +66,11 @@ def framework_names() -> list[str]:
     return list(adapter_specs())
 
 
+def eager_names() -> list[str]:
+    """The registered frameworks that are no compiled mode (whose lineage is empty)."""
+    return [name for name in framework_names() if not lineage(name)]
+
+
 @lru_cache(maxsize=None)
 def adapter_class(name: str) -> Any:
     """The adapter class registered under ``name`` (its module imported, no framework), or

@@ -104,7 +104,10 @@ def test_write_fills_an_empty_expect_and_keeps_everything_else(tmp_path: Path) -
                           f"{path}::views.split.pieces_share"], capture_output=True, text=True, timeout=300,
                          cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert f"{len(FRAMEWORKS) - 3} passed, 3 skipped" in run.stdout
+    # refused by JAX and TensorFlow (immutable), not applicable on array-api-strict; and so on
+    # each compiled mode of theirs
+    skipped = [fw for fw in FRAMEWORKS if (registry.lineage(fw) or (fw,))[0] in ("jax", "tensorflow", "array_api_strict")]
+    assert f"{len(FRAMEWORKS) - len(skipped)} passed, {len(skipped)} skipped" in run.stdout
 
 
 def test_a_case_that_already_expects_is_left_alone_without_force(tmp_path: Path) -> None:

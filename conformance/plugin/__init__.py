@@ -62,6 +62,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "conformance: cross-framework case suite")
     group.addoption("--frameworks", metavar="NAMES", default=None,
                     help="comma-separated frameworks to run (default: all known, e.g. torch,numpy)")
+    group.addoption("--modes", metavar="MODES", default=None,
+                    help="comma-separated: eager (the frameworks as they run by default), compiled (every "
+                         "compiled mode: torch_compile, jax_jit, ...), or both (default); with --frameworks, "
+                         "the frameworks both select")
     group.addoption("--conformance-results", metavar="PATH", default=None,
                     help="write the results JSON (one record per case item) to PATH")
     group.addoption("--case-timeout", metavar="SECONDS", type=float, default=None,
@@ -255,19 +259,38 @@ def _case_framework(item: pytest.Item) -> tuple[bool, str | None]:
     return isinstance(item, CaseErrorItem), None
 
 
-def select_frameworks(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """--frameworks: deselect the case items of the other frameworks."""
-    wanted = config.getoption("frameworks")
-    if not wanted:
-        return
-    names = [n.strip() for n in wanted.split(",") if n.strip()]
+MODES = ("eager", "compiled")
+
+
+def selected_frameworks(config: pytest.Config) -> list[str] | None:
+    """The frameworks --frameworks and --modes select (both: those both select); None when
+    neither is given."""
+    wanted, modes = config.getoption("frameworks"), config.getoption("modes")
+    if not wanted and not modes:
+        return None
+    names = [n.strip() for n in wanted.split(",") if n.strip()] if wanted else registry.framework_names()
     unknown = [n for n in names if n not in registry.framework_names()]
     if unknown:
         raise pytest.UsageError(f"--frameworks: unknown framework(s) {', '.join(unknown)}; "
                                 f"known: {', '.join(registry.framework_names())}")
+    if modes:
+        chosen = [m.strip() for m in modes.split(",") if m.strip()]
+        bad = [m for m in chosen if m not in MODES]
+        if bad:
+            raise pytest.UsageError(f"--modes: unknown mode(s) {', '.join(bad)}; known: {', '.join(MODES)} "
+                                    "(a single compiled mode is a framework: --frameworks torch_compile)")
+        names = [n for n in names if ("compiled" if registry.lineage(n) else "eager") in chosen]
+    return names
+
+
+def select_frameworks(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--frameworks and --modes: deselect the case items of the other frameworks."""
+    names = selected_frameworks(config)
+    if names is None:
+        return
     project = config.stash[index_key].frameworks
     outside = [n for n in names if project and n not in project]
-    if outside:  # they would select no item, and the run would say only that nothing ran
+    if outside and config.getoption("frameworks"):  # they would select no item: the run would say only that
         raise pytest.UsageError(f"--frameworks: {', '.join(outside)} not among this project's frameworks "
                                 f"(ini conformance_frameworks: {', '.join(project)}); add them there")
     keep: list[pytest.Item] = []

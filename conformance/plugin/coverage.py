@@ -58,13 +58,17 @@ class Coverage:
         made = session.config.stash.get(collected_key, None)
         files = made.files if made is not None else set()
         corpus = {os.path.abspath(p) for p in scan(corpus_roots(session.config))[0]}
-        wanted = self.config.getoption("frameworks")
+        from conformance.plugin import selected_frameworks
+
+        wanted = selected_frameworks(self.config)
         self.summary = {
             "made": made.made if made is not None else 0,
             "collected": self.collected,
             "deselected": self.deselected - (made.by_frameworks if made is not None else 0),
             "selected": sum(1 for item in session.items if is_case_item(item)),
-            "frameworks": [n.strip() for n in wanted.split(",") if n.strip()] if wanted else None,
+            "frameworks": wanted,
+            "modes": self.config.getoption("modes"),
+            "frameworks_option": bool(self.config.getoption("frameworks")),
             "missing": sorted(_shown(corpus - files, session.config)),
             "missing_count": len(corpus - files),
             "outside": sorted(_shown(files - corpus, session.config)),
@@ -123,7 +127,8 @@ def partial_reasons(summary: dict[str, Any] | None, recorded: int, frameworks: l
     chosen = summary["frameworks"]
     if chosen and set(frameworks) - set(chosen):
         left_out = ", ".join(f for f in frameworks if f not in chosen)
-        reasons.append(f"only {', '.join(chosen)} (--frameworks; not {left_out})")
+        option = "--modes" if summary.get("modes") and not summary.get("frameworks_option") else "--frameworks"
+        reasons.append(f"only {', '.join(chosen)} ({option}; not {left_out})")
     if summary["deselected"]:
         reasons.append(f"{summary['deselected']} case items deselected (-k, -m, --deselect, --lf)")
     not_run = summary["selected"] - recorded

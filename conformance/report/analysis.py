@@ -110,6 +110,20 @@ class DocumentedRow:
 
 
 @dataclass
+class CompiledRow:
+    """A case whose run in a compiled mode differs from the eager run of the framework the
+    mode compiles: what differs, and the reason the case gives (the mode's override)."""
+
+    mode: str
+    framework: str  # the eager framework the mode compiles
+    case_id: str
+    info: dict[str, Any]
+    differences: list[str]
+    outcome: str  # the mode's outcome
+    why: str
+
+
+@dataclass
 class Report:
     environment: dict[str, Any]
     frameworks: list[str]
@@ -125,6 +139,12 @@ class Report:
     # behave the same in (the matrix of which two frameworks agree most)
     pairs: dict[tuple[str, str], Score] = field(default_factory=dict)
     documented: list[DocumentedRow] = field(default_factory=list)
+    # compiled modes (issue 19): their results are not columns of the matrix; each is
+    # compared with the eager framework it compiles
+    modes: list[str] = field(default_factory=list)
+    compiles: dict[str, str] = field(default_factory=dict)  # mode -> the framework it compiles
+    compiled: list[CompiledRow] = field(default_factory=list)
+    mode_scores: dict[str, Score] = field(default_factory=dict)  # mode -> cases both ran, the same in
 
     @property
     def divergences(self) -> list[Row]:
@@ -133,16 +153,19 @@ class Report:
 
 def build(results: dict[str, Any]) -> Report:
     cases: dict[str, dict[str, Any]] = results.get("cases", {})
-    frameworks = registry.report_order(results["environment"]["frameworks"])
+    everything = registry.report_order(results["environment"]["frameworks"])
+    parents = {fw: registry.lineage(fw)[0] for fw in everything if registry.lineage(fw)}
+    frameworks = [fw for fw in everything if fw not in parents]
     by_case: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    compiled_by_case: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     invalid = []
-    counts: dict[str, Counter] = {fw: Counter() for fw in frameworks}
+    counts: dict[str, Counter] = {fw: Counter() for fw in everything}
     for record in results["results"]:
         fw = record.get("framework")
         if fw is None or record.get("case") not in cases:
             invalid.append(record)
             continue
-        by_case[record["case"]][fw] = record
+        (compiled_by_case if fw in parents else by_case)[record["case"]][fw] = record
         counts.setdefault(fw, Counter())[record["outcome"]] += 1
     rows = []
     pairs = {(a, b): Score() for i, a in enumerate(frameworks) for b in frameworks[i + 1:]}
@@ -172,7 +195,72 @@ def build(results: dict[str, Any]) -> Report:
         operations=_operations(rows, frameworks), claims=_claims(results.get("claims", {}), rows, frameworks),
         counts=counts, total_results=len(results["results"]), pairs=pairs,
         documented=_documented(rows, frameworks),
+        modes=list(parents), compiles=parents, **_compiled(parents, by_case, compiled_by_case, cases),
     )
+
+
+def _compiled(parents: dict[str, str], eager: dict[str, dict[str, dict[str, Any]]],
+              compiled: dict[str, dict[str, dict[str, Any]]], cases: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Each compiled mode against the framework it compiles: the cases where they differ."""
+    rows, scores = [], {mode: Score() for mode in parents}
+    for case_id in sorted(compiled):
+        for mode, record in compiled[case_id].items():
+            base = eager.get(case_id, {}).get(parents[mode])
+            if base is None:
+                continue
+            differences = compiled_differences(base, record)
+            if base["outcome"] in RAN and record["outcome"] in RAN:
+                scores[mode].cases += 1
+                scores[mode].comparable += 1
+                scores[mode].agreeing += not differences
+            if differences:
+                why = cases[case_id].get("overrides", {}).get(mode, {}).get("reason") or record.get("reason", "")
+                rows.append(CompiledRow(mode, parents[mode], case_id, cases[case_id], differences, record["outcome"],
+                                        why))
+    rows.sort(key=lambda r: (registry.report_order(list(parents)).index(r.mode), r.case_id))
+    return {"compiled": rows, "mode_scores": scores}
+
+
+def compiled_differences(eager: dict[str, Any], compiled: dict[str, Any]) -> list[str]:
+    """What a compiled run shows that the eager run does not, each as 'what: eager → compiled':
+    whether it ran, the error, each pair's aliasing class, the values the two observed alike
+    (a version counter as changed or not: a compiled function applies an input's mutations as
+    its own copies) and the warnings."""
+    ran = eager["outcome"] in RAN, compiled["outcome"] in RAN
+    if not all(ran):
+        if ran[0] and compiled["outcome"] in (NOT_APPLICABLE, SKIPPED, ERROR):
+            return [f"compiled: {OUTCOME_WORDS.get(compiled['outcome'], compiled['outcome'])}: "
+                    f"{compiled.get('reason', '')}"]
+        return []
+    out = []
+    before, after = eager["behaviour"], compiled["behaviour"]
+    errors = [error_words(b["error"]) if b.get("error") else "no error" for b in (before, after)]
+    if (before.get("error") or {}).get("at") != (after.get("error") or {}).get("at") or \
+            (before.get("error") or {}).get("kind") != (after.get("error") or {}).get("kind"):
+        out.append(f"error: {errors[0]} → {errors[1]}")
+    classes = [{(p["a"], p["b"]): p["class"] for p in b.get("pairs", [])} for b in (before, after)]
+    for pair in sorted(set(classes[0]) & set(classes[1])):
+        if classes[0][pair] != classes[1][pair]:
+            out.append(f"{pair[0]}↔{pair[1]}: {CLASS_WORDS.get(classes[0][pair], classes[0][pair])} → "
+                       f"{CLASS_WORDS.get(classes[1][pair], classes[1][pair])}")
+    observed = [r.get("observed", {}) for r in (eager, compiled)]
+    for key in sorted(set(observed[0]) & set(observed[1])):
+        a, b = observed[0][key], observed[1][key]
+        if key.startswith("version_change."):
+            same = (a is None) == (b is None) and (a is None or (a > 0) == (b > 0))
+        else:
+            same = not kinds.compared(key) or normalised(a) == normalised(b)
+        if not same:
+            out.append(f"{key}: {_short(a)} → {_short(b)}")
+    warned = [bool(b.get("warnings")) for b in (before, after)]
+    if warned[0] != warned[1]:
+        out.append("warning: " + ("warns → no warning" if warned[0] else "no warning → warns"))
+    return out
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def pair_score(report: Report, a: str, b: str) -> Score:
@@ -376,4 +464,4 @@ def _verdict(stances: dict[str, list[str]]) -> str:
 
 
 def outcome_counts(report: Report) -> list[tuple[str, list[int]]]:
-    return [(fw, [report.counts.get(fw, Counter())[o] for o in OUTCOMES]) for fw in report.frameworks]
+    return [(fw, [report.counts.get(fw, Counter())[o] for o in OUTCOMES]) for fw in report.frameworks + report.modes]

@@ -90,7 +90,7 @@ VERDICT_CLASS = {"holds": "v-holds", "does not hold": "v-does-not-hold", "unsett
 def render(report: Report, link_root: str = "..") -> str:
     """The page: one self-contained file (style and script inline), each section a unit."""
     sections = (_header(report), _filters(report), _summary(report), _divergences(report, link_root),
-                _claims(report), _documentation(report), _operations(report), _matrix(report, link_root),
+                _compiled(report), _claims(report), _documentation(report), _operations(report), _matrix(report, link_root),
                 _environment(report))
     return "\n".join([*(part for section in sections for part in section),
                       f"<script>{SCRIPT}</script></body></html>\n"])
@@ -172,6 +172,32 @@ def _divergences(report: Report, link_root: str) -> list[str]:
         why = "".join(f"<div><b>{escape(fw)}</b>: {escape(text)}</div>" for fw, text in sorted(row.why.items()))
         out.append(_row_open(row, fws) + _case_td(row, link_root) + "".join(_cell_td(row, fw) for fw in fws)
                    + f"<td class='why'>{why}</td></tr>")
+    return out + ["</table>"]
+
+
+def _compiled(report: Report) -> list[str]:
+    """markdown.py's _compiled, as a table."""
+    out = [f"<h2 id='compiled'>Compiled mode differs ({len(report.compiled)})</h2>"]
+    if not report.modes:
+        return out + ["<p>No compiled mode ran.</p>"]
+    out += ["<p>Each compiled mode runs every case as one compiled function of its inputs and is compared with the "
+            "eager run of the framework it compiles: the cases where what the caller sees differs, eager → compiled, "
+            "and the reason the case records.</p>",
+            "<table id='modes-table'><tr><th>mode</th><th>compiles</th><th>cases both ran</th><th>the same</th>"
+            "<th>differ</th></tr>"]
+    for mode in report.modes:
+        score = report.mode_scores.get(mode)
+        if score is not None:
+            out.append(f"<tr><td>{escape(mode)}</td><td>{escape(report.compiles[mode])}</td>"
+                       f"<td class='num'>{score.comparable}</td><td class='num'>{score.agreeing}</td>"
+                       f"<td class='num'>{score.comparable - score.agreeing}</td></tr>")
+    out += ["</table>", "<table id='compiled-table'><tr><th>case</th><th>mode</th><th>eager → compiled</th>"
+            "<th>why</th></tr>"]
+    for row in report.compiled:
+        what = "".join(f"<div>{escape(d)}</div>" for d in row.differences)
+        out.append(f"<tr data-fw='{escape(row.mode)}'><td><a href='#case-{escape(row.case_id)}'>"
+                   f"<code>{escape(row.case_id)}</code></a></td><td class='o-{escape(row.outcome)}'>{escape(row.mode)}"
+                   f"</td><td>{what}</td><td class='why'>{escape(row.why)}</td></tr>")
     return out + ["</table>"]
 
 

@@ -36,7 +36,8 @@ VERDICT_MARKS = {"holds": "✅ holds", "does not hold": "❌ does not hold", "un
 def render(report: Report, link_root: str = "..") -> str:
     """The Markdown text. ``link_root`` is the path from the report's folder to the
     folder the case file paths are relative to."""
-    sections = (_header(report), _summary(report), _divergences(report, link_root), _claims(report),
+    sections = (_header(report), _summary(report), _divergences(report, link_root), _compiled(report, link_root),
+                _claims(report),
                 _documentation(report), _operations(report), _matrix(report, link_root), _environment(report))
     return "\n".join(line for section in sections for line in section)
 
@@ -52,7 +53,8 @@ def _header(report: Report) -> list[str]:
         + f", {MARKS['error']} raises an error. ◆ known divergence (passes under a per-framework expectation, "
           "with a reason); ⊘ refused: the framework's arrays are immutable, and the mutation the case makes "
           "raised; ❌ the case's expectation did not hold.\n",
-        "Contents: [Summary](#summary) · [Divergences](#divergences) · [Claims](#claims) · "
+        "Contents: [Summary](#summary) · [Divergences](#divergences) · "
+        "[Compiled mode differs](#compiled-mode-differs) · [Claims](#claims) · "
         "[Documentation disagrees](#documentation-disagrees) · [Operations](#operation-classification) · "
         "[Matrix](#matrix) · [Environment](#environment)\n",
     ]
@@ -108,6 +110,29 @@ def _divergences(report: Report, link_root: str) -> list[str]:
         why = "; ".join(f"**{_escape(fw)}**: {_cell_text(text)}" for fw, text in sorted(row.why.items()))
         out.append(f"| {_case_link(row, link_root)} | " + " | ".join(_cell(row, fw) for fw in report.frameworks)
                    + f" | {why} |")
+    return out + [""]
+
+
+def _compiled(report: Report, link_root: str) -> list[str]:
+    out = ["## Compiled mode differs\n"]
+    if not report.modes:
+        return out + ["No compiled mode ran (`--frameworks` names them: docs/case-format.md, \"Compiled modes\").\n"]
+    out += ["Each compiled mode runs every case as one compiled function of its inputs and is compared with the "
+            "eager run of the framework it compiles: the cases where what the caller sees differs (an error, an "
+            "alias, a value, a warning), eager → compiled, and the reason the case records.\n",
+            "| mode | compiles | cases both ran | the same | differ |",
+            "|---|---|---:|---:|---:|"]
+    for mode in report.modes:
+        score = report.mode_scores.get(mode)
+        if score is None:
+            continue
+        out.append(f"| {_escape(mode)} | {_escape(report.compiles[mode])} | {score.comparable} | {score.agreeing} | "
+                   f"{score.comparable - score.agreeing} |")
+    out += ["", "| case | mode | eager → compiled | why |", "|---|---|---|---|"]
+    for row in report.compiled:
+        what = "<br>".join(_cell_text(d, 200) for d in row.differences)
+        mark = OUTCOME_MARKS.get(row.outcome, "")
+        out.append(f"| {markdown_code(row.case_id)} | {mark}{_escape(row.mode)} | {what} | {_cell_text(row.why)} |")
     return out + [""]
 
 

@@ -145,6 +145,8 @@ def _pytest_argv(args: argparse.Namespace, places: _RunPlaces, corpus: list[str]
         argv += ["--rootdir", os.getcwd()]  # testpaths apply only from the rootdir
     if args.frameworks:
         argv += ["--frameworks", args.frameworks]
+    if args.modes:
+        argv += ["--modes", args.modes]
     if args.numprocesses:
         argv += ["-n", args.numprocesses]
     return argv
@@ -354,7 +356,8 @@ def cmd_observe(args: argparse.Namespace, extra: list[str]) -> int:
             hint = did_you_mean(args.target, known) or "give a case id (conformance list) or a case file"
             print(f"conformance observe: no case {args.target!r}; {hint}", file=sys.stderr)
         return 2
-    names = _framework_list(args.frameworks)
+    # the eager frameworks unless named: a compiled mode is observed when --frameworks names it
+    names = _framework_list(args.frameworks) if args.frameworks else registry.eager_names()
     if args.write:
         if problems:
             print(f"conformance observe: {', '.join(map(str, sorted(holders)))} has problems (above): fix them "
@@ -416,7 +419,7 @@ def _observe_and_write(cases: list[tuple[Path, Case]], names: list[str], args: a
                 refused += 1
                 continue
             unseen = [o.framework for o in observations if o.status == "skipped"]
-            unseen += [fw for fw in registry.framework_names() if fw not in names]
+            unseen += [fw for fw in registry.eager_names() if fw not in names]
             if unseen:
                 notes.append(f"{case.id} was not observed on {', '.join(unseen)}: run pytest on it there before "
                              "committing")
@@ -592,6 +595,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      "unless --results or --reports say where. Any other argument is pytest's: "
                                      "case paths, -k EXPR, -m EXPR, -x, --lf, -p NAME, -o INI=VALUE, ...")
     run.add_argument("--frameworks", help="comma-separated subset, e.g. torch,numpy")
+    run.add_argument("--modes", help="eager, compiled, or eager,compiled (the default): the frameworks as they "
+                                     "run eagerly, their compiled modes (torch_compile, jax_jit, ...), or both")
     run.add_argument("--results", default=None,
                      help=f"results JSON path, for any run (default: {DEFAULT_RESULTS}, or "
                           f"{DEFAULT_PARTIAL / DEFAULT_RESULTS.name} for a partial run)")
@@ -623,7 +628,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     obs = sub.add_parser("observe", help="run a case's steps on each framework and print the observed "
                                          "behaviour as expect YAML")
     obs.add_argument("target", help="a case id (searched under cases/) or a case file (every case in it)")
-    obs.add_argument("--frameworks", help="comma-separated subset, e.g. torch,numpy")
+    obs.add_argument("--frameworks", help="comma-separated subset, e.g. torch,numpy (default: every eager framework; "
+                                          "name a compiled mode, e.g. torch_compile, to observe it)")
     obs.add_argument("--case-timeout", metavar="SECONDS", type=float, default=DEFAULT_TIMEOUT_S,
                      help=f"per framework: a case running longer is stopped (default {DEFAULT_TIMEOUT_S:g}; 0 = none)")
     obs.add_argument("--write", action="store_true",
