@@ -32,6 +32,15 @@ class JaxJitAdapter(JaxAdapter):
     report_rank = 41
     compiles = "jax"
 
+    # the tracer's own refusals, none of the kinds (docs/case-format.md, "Error kinds")
+    error_patterns = {**JaxAdapter.error_patterns, "other": JaxAdapter.error_patterns["other"] + (
+        r"^NonConcreteBooleanIndexError: Array boolean indices must be concrete",
+        r"^AttributeError: DynamicJaxprTracer has no attribute",
+        r"^ConcretizationTypeError: Abstract tracer value encountered",
+        r"^TracerArrayConversionError: The numpy\.ndarray conversion method",
+        r"The array passed to from_dlpack must have __dlpack__ and __dlpack_device__ methods",
+    )}
+
     def compile(self, fn: Any) -> Any:
         jax = _jax()
         jax.clear_caches()  # no traced or compiled code of an earlier item is reused

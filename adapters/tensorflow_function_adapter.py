@@ -41,6 +41,17 @@ class TensorflowFunctionAdapter(TensorflowAdapter):
             r"Tensors in list passed to '\w+' of '\w+' Op have types \[[\w, ]+\] that don't all match"),
         "shape_mismatch": TensorflowAdapter.error_patterns["shape_mismatch"] + (
             r"Dimension \d+ in both shapes must be equal",),
+        # the graph's own refusals, none of the kinds (docs/case-format.md, "Error kinds")
+        "other": TensorflowAdapter.error_patterns["other"] + (
+            r"Expected any non-tensor type, but got a tensor instead",
+            r"from_dlpack received an invalid capsule",
+            r"tf\.function only supports singleton tf\.Variables created on the first call",
+            r"We failed to lift variable creations out of this tf\.function",
+            r"TFE_FromDlpackCapsule\(\): incompatible function arguments",
+            r"'SymbolicTensor' object has no attribute",
+            r"Cannot convert a symbolic tf\.Tensor",
+            r"Tensor conversion requested dtype \w+ for Tensor with dtype",
+        ),
     }
 
     def compile(self, fn: Any) -> Any:

@@ -264,7 +264,7 @@ class TorchAdapter(TorchProbes, Adapter):
         "other": (r"cannot resize variables that require grad", r"Can't detach views in-place",
                   r"you can only change requires_grad flags of leaf variables",
                   r"grad can be implicitly created only for scalar outputs",
-                  r"^ValueError: step must be greater than zero"),
+                  r"step must be greater than zero"),
     }
 
     def load(self) -> None:

@@ -103,9 +103,11 @@ class TorchCompileAdapter(TorchAdapter):
     error_patterns = {**TorchAdapter.error_patterns, "other": TorchAdapter.error_patterns["other"] + (
         r"Encountered a set_ on a graph input, but the input has other mutations",
         r"Found a custom \(non-ATen\) operator whose output has alias annotations",
-        r"Cannot construct `ConstantVariable` for value of type",
+        r"Cannot construct .ConstantVariable. for value of type",
         r"Cannot access data pointer of Tensor \(e\.g\. FakeTensor",
-        r"^IndexError: tuple index out of range")}
+        r"^IndexError: tuple index out of range",
+        r"functionalization encountered a tensor being mutated that has internal overlap",
+        r"^AssertionError: expected size \d+==\d+, stride \d+==\d+ at dim=\d+")}
 
     def load(self) -> None:
         super().load()
