@@ -5,7 +5,8 @@ What "the same case, compiled" means (docs/case-format.md, "Compiled modes"):
 - the case's ``given`` tensors are the function's arguments, made as for an eager run;
 - its steps are the function's body, each operation the framework's own table entry, as
   in eager (blocks such as ``no_grad`` are ``with`` statements inside it);
-- it returns every name the expectations mention that a step binds; the caller's inputs
+- it returns every name any expectation of the case mentions (the shared one and every
+  override's, so that an override never changes the program) that a step binds; the caller's inputs
   are the given tensors themselves, so a mutation of an input, and whether a returned tensor
   is an input, a view of it or new memory, are what the caller sees;
 - the expectations are the eager ones (the framework's override, then the mode's own) and
@@ -13,9 +14,11 @@ What "the same case, compiled" means (docs/case-format.md, "Compiled modes"):
   inside the function: its version when it was bound cannot be observed, so its
   ``version_change`` is *not observable* (an input's is observed);
 - a step that raises: the call raises, and the step is the first whose prefix of the
-  case, compiled alone, raises (each prefix on fresh inputs); what the expectations see then
-  is the steps before it, compiled alone on fresh inputs. Warnings are attributed the same
-  way where the case expects one, else to the last step;
+  case, compiled alone (on fresh inputs), raises what the call raised; what the expectations
+  see then is the steps before it, compiled alone on fresh inputs (where that function
+  cannot return a name, its expectations are not observable), and a name the steps bind
+  only at or after the step the case expects to raise is not observable either. Warnings
+  are attributed the same way where the case expects one, else to the last step, each once;
 - the version counter of an input shows whether the function mutated it, not how many
   times: the compiled function applies an input's mutations as its own copies;
 - a step the compiler cannot capture (a NumPy conversion, ``backward()``) is not an error:
@@ -262,6 +265,7 @@ class CompiledRunner:
     def _warnings(self, texts: list[str]) -> None:
         """The call's warnings: by the step whose prefix first emits each, where the case
         expects a warning; else on the last step."""
+        texts = list(dict.fromkeys(texts))  # the compiler may trace the program more than once
         if not texts:
             return
         if "warning" not in self.expect.checks:

@@ -1,0 +1,62 @@
+"""The whole corpus on each compiled mode (issue 19): wall time cold (an empty compile cache)
+and warm (the cache the cold run filled), serial and with ``-n 2``.
+
+    python benchmarks/compiled_modes.py [--modes torch_compile,torch_inductor,...] [--jobs serial,xdist]
+
+Each run is ``python -m pytest cases -q -p no:cacheprovider --frameworks MODE`` (plus ``-n 2``)
+in a fresh process from the repository root, with ``CONFORMANCE_CACHE_DIR`` a folder of its
+own: *cold* starts from an empty folder, *warm* reuses the folder the cold run of the same
+jobs setting filled. Only torch_inductor keeps a compile cache on disk (its FX graph cache and
+built C++); the other compilers keep none across processes, so their cold and warm runs differ
+by noise and the operating system's file cache. An item of a compiled mode also runs its
+case eagerly first (the memory limits), so these times include the eager steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from conformance import registry
+
+ROOT = Path(__file__).resolve().parent.parent
+JOBS = {"serial": [], "xdist": ["-n", "2"]}
+
+
+def run(mode: str, jobs: list[str], cache: Path) -> tuple[float, str]:
+    env = {**os.environ, "CONFORMANCE_CACHE_DIR": str(cache)}
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "pytest", "cases", "-q", "-p", "no:cacheprovider",
+                           "--frameworks", mode, *jobs], cwd=ROOT, env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    summary = next((line for line in reversed(proc.stdout.splitlines()) if " in " in line and "=" in line), "?")
+    return elapsed, summary.strip("= ")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    modes = [name for name in registry.framework_names() if registry.lineage(name)]
+    parser.add_argument("--modes", default=",".join(modes))
+    parser.add_argument("--jobs", default="serial,xdist")
+    args = parser.parse_args()
+    print("| mode | jobs | cold (s) | warm (s) | items |")
+    print("|---|---|---:|---:|---|")
+    for mode in args.modes.split(","):
+        for jobs in args.jobs.split(","):
+            cache = Path(tempfile.mkdtemp(prefix=f"conformance-{mode}-"))
+            try:
+                cold, summary = run(mode, JOBS[jobs], cache)
+                warm, _ = run(mode, JOBS[jobs], cache)
+            finally:
+                shutil.rmtree(cache, ignore_errors=True)
+            print(f"| {mode} | {jobs} | {cold:.1f} | {warm:.1f} | {summary} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
