@@ -286,6 +286,31 @@ def test_xdist_gives_the_same_records_as_a_serial_run(corpus: pytest.Pytester) -
     assert comparable("serial.json") == comparable("parallel.json")
 
 
+BIG_INTS = """
+cases:
+  - id: copies.clone.big_ints
+    title: "values below -2**31 and above 2**31 travel from an xdist worker like any other"
+    given:
+      x: {data: [-3000000000, 3000000000], dtype: int64}
+    steps:
+      - y = x.clone()
+    expect:
+      values: {y: [-3000000000, 3000000000]}
+"""
+
+
+def test_xdist_carries_observed_ints_beyond_32_bits(corpus: pytest.Pytester) -> None:
+    # pytest-xdist's channel (execnet) cannot send an int below -2**31 (a struct.error that
+    # took the worker down); the record travels as its JSON text
+    pytest.importorskip("xdist")
+    (corpus.path / "cases" / "views" / "big.yaml").write_text(BIG_INTS)
+    result = corpus.runpytest_subprocess("-n", "2", "--frameworks", "numpy", "--conformance-results", "r.json",
+                                         "cases/views/big.yaml")
+    result.assert_outcomes(passed=1)
+    record = json.loads((corpus.path / "r.json").read_text())["results"][0]
+    assert record["observed"]["values.y"] == [-3000000000, 3000000000]
+
+
 @pytest.mark.parametrize("setting, message", [
     (("--case-timeout", "-1"), "*the case timeout must be 0 (none) or positive, not -1*"),
     (("-o", "conformance_case_timeout=soon"), "*ini conformance_case_timeout: 'soon' is not a number of seconds*"),

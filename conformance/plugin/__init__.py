@@ -43,7 +43,7 @@ from conformance.plugin.coverage import WORKEROUTPUT_KEY, Coverage, partial_reas
 from conformance.report.outputs import OutputError, acquire, check_file, error_text, lock_path, release
 from conformance.report.results import (
     ERROR,
-    RECORD_KEY,
+    carried,
     record_of,
     results_document,
     short,
@@ -325,7 +325,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
     # Attach the record to the report that decides the item, so that it reaches the
     # xdist controller with the report.
     if isinstance(item, (CaseItem, CaseErrorItem)) and (call.when == "call" or report.outcome != "passed"):
-        report.user_properties.append((RECORD_KEY, item.record(report)))
+        report.user_properties.append(carried(item.record(report)))
     if isinstance(item, (CaseItem, CaseErrorItem)):
         terminal_safe(report)  # after the record, which keeps the text as it was
     return report
@@ -398,9 +398,9 @@ class ResultsRecorder:
             self._sigterm = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        carried = record_of(report)
-        if carried is not None and report.nodeid not in self.records:
-            record = dict(carried, nodeid=report.nodeid)
+        sent = record_of(report)
+        if sent is not None and report.nodeid not in self.records:
+            record = dict(sent, nodeid=report.nodeid)
             info, env = record.pop("case_info", None), record.pop("framework_env", None)
             if info is not None:
                 self.cases.setdefault(record["case"], info)

@@ -13,7 +13,7 @@ import os
 import platform
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 from conformance import kinds
 from conformance.ir import productions
@@ -32,11 +32,18 @@ RESULTS_FORMAT_VERSION = 2
 RECORD_KEY = "conformance"  # the record's entry in a pytest report's user_properties
 
 
+def carried(record: dict[str, Any]) -> tuple[str, str]:
+    """The user_properties entry that carries a record: its JSON text, which pytest-xdist's
+    channel (execnet) carries whatever it holds (execnet cannot send an int below -2**31,
+    and an observed int64 value can be one)."""
+    return RECORD_KEY, json.dumps(record)
+
+
 def record_of(report: Any) -> dict[str, Any] | None:
     """The results record a pytest report carries (:data:`RECORD_KEY`), if any."""
     for key, value in report.user_properties:
-        if key == RECORD_KEY and isinstance(value, dict):
-            return value
+        if key == RECORD_KEY and isinstance(value, str):
+            return cast(dict[str, Any], json.loads(value))
     return None
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "data" / "results.schema.json"
 
