@@ -37,6 +37,7 @@ BUILTIN = {
     # compiled modes (issue 19): a framework's cases run as one compiled function each
     "torch_compile": "conformance.adapters.torch_compile_adapter:TorchCompileAdapter",
     "torch_inductor": "conformance.adapters.torch_inductor_adapter:TorchInductorAdapter",
+    "paddle_static": "conformance.adapters.paddle_static_adapter:PaddleStaticAdapter",
 }
 ENTRY_POINT_GROUP = "conformance.adapters"
 CASE_SCHEMA_FILE = Path(__file__).resolve().parent / "data" / "case.schema.json"

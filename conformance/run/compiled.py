@@ -106,9 +106,11 @@ def program(steps: Sequence[Step], ops: dict[str, Callable[..., Any]], inputs: S
                     ops["setattr:" + target.attr](obj, ops[op](ops["attr:" + target.attr](obj), value))
 
     def function(*args: Any) -> tuple[tuple[Any, ...], tuple[bool, ...]]:
-        env = dict(zip(inputs, args))
+        # a comprehension and lists, not dict(zip(...)) and generators, which Paddle's SOT
+        # cannot translate (a graph break it fails to resume from: the whole function eager)
+        env = {name: arg for name, arg in zip(inputs, args)}
         run(steps, env)
-        return tuple(env.get(n) for n in outputs), tuple(n in env for n in outputs)
+        return tuple([env.get(n) for n in outputs]), tuple([n in env for n in outputs])
 
     return function
 

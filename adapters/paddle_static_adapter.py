@@ -1,0 +1,108 @@
+"""PaddlePaddle compiled (issue 19): each case's steps as one function, compiled with
+``paddle.jit.to_static(fn, full_graph=False, backend=None)``: SOT (symbolic opcode
+translation, Paddle 3's default dynamic-to-static mode), which translates the function's
+bytecode, captures the Paddle operations into static programs run by the PHI kernels and
+runs what it cannot capture eagerly between them (a graph break). Everything else is the
+paddle adapter's.
+
+``backend=None`` (PHI) is what ``to_static``'s default ``backend="CINN"`` becomes on a build
+without CINN, silently: ``paddle.is_compiled_with_cinn()`` is False in the CPU wheel of 3.3.1,
+and CINN also needs a CUDA place (paddle.jit.dy2static.utils.cinn_is_available).
+
+Compile state: SOT keeps what it translated in process-wide singletons keyed by code object
+(every case's compiled function runs the same code objects, conformance.run.compiled.program's
+closures), guarded by the inputs; they are cleared before every compile (reset_compile_state),
+so that no translation, guard or static program of an earlier item or prefix is reused.
+
+Two things the adapter does so that SOT translates the function instead of running it eagerly:
+
+- ``to_static`` binds the call's arguments to the function's named parameters and counts
+  ``*args`` as none ("requires 0 arguments"): the function is called through one of as many
+  named parameters as the case has inputs (_positional);
+- SOT's ``dataclass_from_dict`` (paddle/jit/dy2static/utils.py, used wherever SOT rebuilds a
+  dataclass instance it simulated, e.g. for ``isinstance``) sets each field with ``setattr``,
+  which a frozen dataclass refuses (FrozenInstanceError, caught by SOT, which then runs the
+  whole function eagerly: nothing compiled). The case's steps are frozen dataclasses
+  (conformance/ir.py), read by the function's interpreter: the adapter replaces that helper by
+  one that sets the fields with ``object.__setattr__``, as a frozen dataclass's own
+  ``__init__`` does. It is only ever given the interpreter's dataclasses: no Paddle
+  operation or tensor goes through it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+from conformance.adapters.paddle_adapter import PaddleAdapter, _paddle
+
+
+def reset_compile_state() -> None:
+    """Clear SOT's caches: translated code with its guards, the compiled static programs, and
+    the inferred metas of operations and layers."""
+    from paddle.jit.sot.infer_meta import InferMetaCache, LayerInferMetaCache
+    from paddle.jit.sot.opcode_translator.executor.executor_cache import OpcodeExecutorCache
+    from paddle.jit.sot.symbolic.compile_cache import CompileSIRCache
+
+    OpcodeExecutorCache().clear()
+    CompileSIRCache().clear()
+    InferMetaCache().clear()
+    LayerInferMetaCache().clear()
+
+
+def _dataclass_from_dict(dataclass_type: type, data: dict[str, Any]) -> Any:
+    """paddle.jit.dy2static.utils.dataclass_from_dict (no ``__post_init__``, as there), that
+    also rebuilds a frozen dataclass."""
+    instance = dataclass_type.__new__(dataclass_type)
+    for fd in dataclasses.fields(dataclass_type):
+        object.__setattr__(instance, fd.name, data[fd.name])
+    return instance
+
+
+@functools.cache
+def _frozen_dataclasses_in_sot() -> None:
+    """Replace SOT's dataclass_from_dict in every module that imported it (once a process)."""
+    import paddle.jit.dy2static.utils as dy2static_utils
+    import paddle.jit.sot.opcode_translator.executor.variables.base as variables_base
+    import paddle.jit.sot.opcode_translator.executor.variables.basic as variables_basic
+    import paddle.jit.sot.utils.utils as sot_utils
+
+    for module in (dy2static_utils, variables_base, variables_basic, sot_utils):
+        if getattr(module, "dataclass_from_dict", None) is not None:
+            module.dataclass_from_dict = _dataclass_from_dict
+
+
+class PaddleStaticAdapter(PaddleAdapter):
+    name = "paddle_static"
+    title = "PaddlePaddle, paddle.jit.to_static (SOT)"
+    report_rank = 21
+    compiles = "paddle"
+    backend: str | None = None
+    full_graph = False
+    # what SOT raises of its own, wrapping or replacing the operation's error
+    exception_types = PaddleAdapter.exception_types | frozenset({
+        "paddle.jit.sot.utils.exceptions.InnerError",
+    })
+
+    def compile(self, fn: Any) -> Any:
+        paddle = _paddle()
+        _frozen_dataclasses_in_sot()
+        reset_compile_state()
+        static: dict[int, Any] = {}
+
+        def call(*args: Any) -> Any:
+            if len(args) not in static:
+                static[len(args)] = paddle.jit.to_static(_positional(fn, len(args)), full_graph=self.full_graph,
+                                                         backend=self.backend)
+            return static[len(args)](*args)
+
+        return call
+
+
+def _positional(fn: Any, count: int) -> Any:
+    """``fn`` (a function of ``*args``) as a function of ``count`` named positional parameters."""
+    names = ", ".join(f"arg{i}" for i in range(count))
+    namespace: dict[str, Any] = {"fn": fn}
+    exec(f"def function({names}):\n    return fn({names})\n", namespace)  # noqa: S102 - generated, no input
+    return namespace["function"]
