@@ -19,6 +19,9 @@ Two things the adapter does so that SOT translates the function instead of runni
 - ``to_static`` binds the call's arguments to the function's named parameters and counts
   ``*args`` as none ("requires 0 arguments"): the function is called through one of as many
   named parameters as the case has inputs (_positional);
+- item assignment is the statement ``x[i] = v`` (_setitem), not a call of
+  ``operator.setitem``, which SOT 3.3.1 cannot simulate (an InnerError, "value: None, type
+  should be VariableBase(or derived)"): the same Python semantics, as a user writes it;
 - SOT's ``dataclass_from_dict`` (paddle/jit/dy2static/utils.py, used wherever SOT rebuilds a
   dataclass instance it simulated, e.g. for ``isinstance``) sets each field with ``setattr``,
   which a frozen dataclass refuses (FrozenInstanceError, caught by SOT, which then runs the
@@ -85,6 +88,11 @@ class PaddleStaticAdapter(PaddleAdapter):
         "paddle.jit.sot.utils.exceptions.InnerError",
     })
 
+    def operations(self) -> dict[str, Any]:
+        ops = super().operations()
+        ops["op:setitem"] = _setitem
+        return ops
+
     def compile(self, fn: Any) -> Any:
         paddle = _paddle()
         _frozen_dataclasses_in_sot()
@@ -98,6 +106,13 @@ class PaddleStaticAdapter(PaddleAdapter):
             return static[len(args)](*args)
 
         return call
+
+
+def _setitem(obj: Any, index: Any, value: Any) -> None:
+    """``obj[index] = value``, the statement (STORE_SUBSCR), as the eager table's
+    operator.setitem does it: SOT translates the statement, but a call of operator.setitem
+    stops its translation with an InnerError ("value: None, type should be VariableBase")."""
+    obj[index] = value
 
 
 def _positional(fn: Any, count: int) -> Any:
