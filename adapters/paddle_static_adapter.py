@@ -19,9 +19,10 @@ Two things the adapter does so that SOT translates the function instead of runni
 - ``to_static`` binds the call's arguments to the function's named parameters and counts
   ``*args`` as none ("requires 0 arguments"): the function is called through one of as many
   named parameters as the case has inputs (_positional);
-- item assignment is the statement ``x[i] = v`` (_setitem), not a call of
-  ``operator.setitem``, which SOT 3.3.1 cannot simulate (an InnerError, "value: None, type
-  should be VariableBase(or derived)"): the same Python semantics, as a user writes it;
+- item and attribute assignment are the statements ``x[i] = v`` and ``x.attr = v``
+  (_setitem, _setattr), not calls of ``operator.setitem`` and ``setattr``, which SOT 3.3.1
+  cannot simulate (an InnerError, "value: None, type should be VariableBase(or derived)"):
+  the same Python semantics, as a user writes them;
 - SOT's ``dataclass_from_dict`` (paddle/jit/dy2static/utils.py, used wherever SOT rebuilds a
   dataclass instance it simulated, e.g. for ``isinstance``) sets each field with ``setattr``,
   which a frozen dataclass refuses (FrozenInstanceError, caught by SOT, which then runs the
@@ -36,9 +37,29 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from typing import Any
 
+from conformance.adapters.base import classify_text
 from conformance.adapters.paddle_adapter import PaddleAdapter, _paddle
+
+# an exception's own line in SOT's report ("ValueError: Sorry about ..."), not its traceback
+_EXCEPTION_LINE = re.compile(r"^\s*((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): (.+)$")
+_SOURCE_PLACE = re.compile(r"\s*\(at /paddle/[^)]*\)")
+
+
+def compact_sot_report(text: str) -> str:
+    """SOT's report as its first line and each exception line in it, in order, joined by
+    `` | `` (the traceback lines, with their paths, left out)."""
+    lines = text.splitlines()
+    found: list[str] = []
+    for line in lines:
+        m = _EXCEPTION_LINE.match(line)
+        if m:
+            entry = _SOURCE_PLACE.sub("", f"{m.group(1).rsplit('.', 1)[-1]}: {m.group(2).strip()}")
+            if entry not in found:
+                found.append(entry)
+    return " | ".join([lines[0].strip() if lines else "", *found])
 
 
 def reset_compile_state() -> None:
@@ -88,9 +109,24 @@ class PaddleStaticAdapter(PaddleAdapter):
         "paddle.jit.sot.utils.exceptions.InnerError",
     })
 
+    def error_message(self, exc: BaseException) -> str:
+        """SOT's own errors (InnerError: "In simulate execution:" and the translated code's
+        traceback, with the paths of this checkout) as their first line and each exception
+        line of the report, in order: the operation's error is the last."""
+        text = super().error_message(exc)
+        return compact_sot_report(text) if type(exc).__module__.startswith("paddle.jit.sot") else text
+
+    def classify_error(self, exc: BaseException) -> str:
+        if not type(exc).__module__.startswith("paddle.jit.sot"):
+            return super().classify_error(exc)
+        return classify_text(f"{type(exc).__name__}: {self.error_message(exc)}", self.error_kinds())
+
     def operations(self) -> dict[str, Any]:
         ops = super().operations()
         ops["op:setitem"] = _setitem
+        for key, op in ops.items():
+            if key.startswith("setattr:") and not hasattr(op, "not_applicable"):
+                ops[key] = _setattr(key.removeprefix("setattr:"))
         return ops
 
     def compile(self, fn: Any) -> Any:
@@ -113,6 +149,16 @@ def _setitem(obj: Any, index: Any, value: Any) -> None:
     operator.setitem does it: SOT translates the statement, but a call of operator.setitem
     stops its translation with an InnerError ("value: None, type should be VariableBase")."""
     obj[index] = value
+
+
+def _setattr(attr: str) -> Any:
+    """``obj.<attr> = value``, the statement (STORE_ATTR), for the same reason as _setitem:
+    a call of the builtin setattr stops SOT's translation the same way."""
+    if not attr.isidentifier():
+        raise ValueError(f"not an attribute name: {attr!r}")
+    namespace: dict[str, Any] = {}
+    exec(f"def set_{attr}(obj, value):\n    obj.{attr} = value\n", namespace)  # noqa: S102 - an identifier
+    return namespace[f"set_{attr}"]
 
 
 def _positional(fn: Any, count: int) -> Any:
