@@ -49,8 +49,9 @@ _SOURCE_PLACE = re.compile(r"\s*\(at /paddle/[^)]*\)")
 
 
 def compact_sot_report(text: str) -> str:
-    """SOT's report as its first line and each exception line in it, in order, joined by
-    `` | `` (the traceback lines, with their paths, left out)."""
+    """SOT's report as its first line, each exception line in it, in order, and its last
+    line (where SOT prints the operation's message on its own), joined by `` | `` (the
+    traceback lines, with their paths, left out)."""
     lines = text.splitlines()
     found: list[str] = []
     for line in lines:
@@ -59,6 +60,10 @@ def compact_sot_report(text: str) -> str:
             entry = _SOURCE_PLACE.sub("", f"{m.group(1).rsplit('.', 1)[-1]}: {m.group(2).strip()}")
             if entry not in found:
                 found.append(entry)
+    # the operation's message where SOT prints it on its own after the traceback
+    last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+    if last and not last.startswith(("File ", "^")) and not any(last in entry for entry in found):
+        found.append(_SOURCE_PLACE.sub("", last))
     return " | ".join([lines[0].strip() if lines else "", *found])
 
 
