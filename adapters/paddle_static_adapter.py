@@ -9,6 +9,11 @@ paddle adapter's.
 without CINN, silently: ``paddle.is_compiled_with_cinn()`` is False in the CPU wheel of 3.3.1,
 and CINN also needs a CUDA place (paddle.jit.dy2static.utils.cinn_is_available).
 
+Graph size: SOT runs a captured graph of fewer than ``MIN_GRAPH_SIZE`` operations (an
+environment variable, 10 by default) eagerly instead of compiling it; nearly every case is that
+small, so the mode compiles every graph (``min_graph_size = 0``, through SOT's own
+``min_graph_size_guard``, as Paddle's SOT tests do), only during the compiled call.
+
 Compile state: SOT keeps what it translated in process-wide singletons keyed by code object
 (every case's compiled function runs the same code objects, conformance.run.compiled.program's
 closures), guarded by the inputs; they are cleared before every compile (reset_compile_state),
@@ -109,6 +114,7 @@ class PaddleStaticAdapter(PaddleAdapter):
     compiles = "paddle"
     backend: str | None = None
     full_graph = False
+    min_graph_size = 0
     # what SOT raises of its own, wrapping or replacing the operation's error
     exception_types = PaddleAdapter.exception_types | frozenset({
         "paddle.jit.sot.utils.exceptions.InnerError",
@@ -141,10 +147,15 @@ class PaddleStaticAdapter(PaddleAdapter):
         static: dict[int, Any] = {}
 
         def call(*args: Any) -> Any:
+            from paddle.jit.sot.utils.envs import min_graph_size_guard
+
             if len(args) not in static:
                 static[len(args)] = paddle.jit.to_static(_positional(fn, len(args)), full_graph=self.full_graph,
                                                          backend=self.backend)
-            return static[len(args)](*args)
+            # every graph SOT captures is compiled, however small (MIN_GRAPH_SIZE, 10 by default,
+            # runs a graph of fewer operations eagerly: nearly every case's)
+            with min_graph_size_guard(self.min_graph_size):
+                return static[len(args)](*args)
 
         return call
 

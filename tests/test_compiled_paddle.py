@@ -19,6 +19,7 @@ from conformance.run.compiled import program
 from conformance.run.engine import FAIL, PASS, run
 
 ROOT = Path(__file__).resolve().parent.parent
+XT = "{x: [1.0, 2.0, 3.0, 4.0], t: [1.0, 1.0, 1.0, 1.0]}"
 
 
 def test_importing_the_mode_imports_no_paddle() -> None:
@@ -67,10 +68,10 @@ def _translations() -> int:
 
 
 def test_an_inplace_write_to_an_input_is_seen_by_the_caller(adapter: object) -> None:
-    # x.add_(1) inside the compiled function: the caller's x holds the result, the returned y
+    # x.add_(t) inside the compiled function: the caller's x holds the result, the returned y
     # is x itself; the counter shows that x changed
-    c = case(["y = x.add_(1.0)"], "{same_object: {y & x: true}, values: {x: [2.0, 3.0, 4.0, 5.0]}, "
-                                  "version_change: {x: 1}}")
+    c = case(["y = x.add_(t)"], "{same_object: {y & x: true}, values: {x: [2.0, 3.0, 4.0, 5.0]}, "
+                                "version_change: {x: 1}}", given=XT)
     outcome = run(c, adapter)
     assert outcome.verdict == PASS, outcome.mismatches
     assert outcome.framework == "paddle_static"
@@ -95,8 +96,8 @@ def test_a_slice_of_an_input_comes_back_as_new_memory(adapter: object) -> None:
 
 def test_an_inplace_write_to_a_viewed_input_is_refused(adapter: object) -> None:
     # eager writes through; to_static refuses an in-place op on a tensor that has a view
-    c = case(["v = x[1:]", "y = x.add_(1.0)"], "{error: {at: 2, kind: other, paddle_static: {type: InnerError, "
-                                                 "match: \"add_'s output variable is a viewed Tensor\"}}}")
+    c = case(["v = x[1:]", "y = x.add_(t)"], "{error: {at: 2, kind: other, paddle_static: {type: InnerError, "
+                                               "match: \"add_'s output variable is a viewed Tensor\"}}}", given=XT)
     outcome = run(c, adapter)
     assert outcome.verdict == PASS, outcome.mismatches
     failed = [s for s in outcome.steps if s.status == "error"]
@@ -124,7 +125,7 @@ def test_compile_state_is_reset_for_each_compile(adapter: object) -> None:
 
 
 def test_a_wrong_expectation_fails_in_the_mode(adapter: object) -> None:
-    c = case(["y = x.add_(1.0)"], "{values: {x: [1.0, 2.0, 3.0, 4.0]}}")
+    c = case(["y = x.add_(t)"], "{values: {x: [1.0, 2.0, 3.0, 4.0]}}", given=XT)
     assert run(c, adapter).verdict == FAIL
 
 
