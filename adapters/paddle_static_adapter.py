@@ -73,16 +73,25 @@ def compact_sot_report(text: str) -> str:
 
 
 def reset_compile_state() -> None:
-    """Clear SOT's caches: translated code with its guards, the compiled static programs, and
-    the inferred metas of operations and layers."""
+    """Clear SOT's caches: translated code with its guards, the compiled static programs, the
+    inferred metas of operations and layers, the Variables they are inferred with, and the
+    per-code step counts."""
     from paddle.jit.sot.infer_meta import InferMetaCache, LayerInferMetaCache
     from paddle.jit.sot.opcode_translator.executor.executor_cache import OpcodeExecutorCache
     from paddle.jit.sot.symbolic.compile_cache import CompileSIRCache
+
+    from paddle.jit.sot.infer_meta import VariableCreator
+    from paddle.jit.sot.utils.utils import Singleton, StepInfoManager
 
     OpcodeExecutorCache().clear()
     CompileSIRCache().clear()
     InferMetaCache().clear()
     LayerInferMetaCache().clear()
+    # the static Variables SOT infers metas with, cached by dtype and shape only (a sparse
+    # tensor met one of a dense tensor made earlier), and the steps counted per code object:
+    # made anew when next used
+    for cls in (VariableCreator, StepInfoManager):
+        Singleton._instances.pop(cls, None)
 
 
 def _dataclass_from_dict(dataclass_type: type, data: dict[str, Any]) -> Any:
