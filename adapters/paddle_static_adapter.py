@@ -19,7 +19,7 @@ Compile state: SOT keeps what it translated in process-wide singletons keyed by 
 closures), guarded by the inputs; they are cleared before every compile (reset_compile_state),
 so that no translation, guard or static program of an earlier item or prefix is reused.
 
-Two things the adapter does so that SOT translates the function instead of running it eagerly:
+What the adapter does so that SOT translates the function instead of running it eagerly:
 
 - ``to_static`` binds the call's arguments to the function's named parameters and counts
   ``*args`` as none ("requires 0 arguments"): the function is called through one of as many
