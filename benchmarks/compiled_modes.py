@@ -2,6 +2,7 @@
 and warm (the cache the cold run filled), serial and with ``-n 2``.
 
     python benchmarks/compiled_modes.py [--modes torch_compile,torch_inductor,...] [--jobs serial,xdist]
+    python benchmarks/compiled_modes.py --from-results results.json   # the item times a run recorded
 
 Each run is ``python -m pytest cases -q -p no:cacheprovider --frameworks MODE`` (plus ``-n 2``)
 in a fresh process from the repository root, with ``CONFORMANCE_CACHE_DIR`` a folder of its
@@ -15,6 +16,7 @@ case eagerly first (the memory limits), so these times include the eager steps.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -39,12 +41,29 @@ def run(mode: str, jobs: list[str], cache: Path) -> tuple[float, str]:
     return elapsed, summary.strip("= ")
 
 
+def from_results(path: str) -> None:
+    """Per framework, the sum of its items' durations in a results file: the serial time of
+    its items (a -n 2 run's items ran two at a time), without collection and start-up."""
+    records = json.loads(Path(path).read_text(encoding="utf-8"))["results"]
+    totals: dict[str, list[float]] = {}
+    for record in records:
+        totals.setdefault(record["framework"], []).append(record.get("duration_s") or 0.0)
+    print("| framework | items | their time (s) |")
+    print("|---|---:|---:|")
+    for name in registry.report_order(totals):
+        print(f"| {name} | {len(totals[name])} | {sum(totals[name]):.1f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     modes = [name for name in registry.framework_names() if registry.lineage(name)]
     parser.add_argument("--modes", default=",".join(modes))
     parser.add_argument("--jobs", default="serial,xdist")
+    parser.add_argument("--from-results", default=None, help="a results file: print its item times per framework")
     args = parser.parse_args()
+    if args.from_results:
+        from_results(args.from_results)
+        return
     print("| mode | jobs | cold (s) | warm (s) | items |")
     print("|---|---|---:|---:|---|")
     for mode in args.modes.split(","):
