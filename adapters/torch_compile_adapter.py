@@ -123,6 +123,10 @@ class TorchCompileAdapter(TorchAdapter):
     def classify_error(self, exc: BaseException) -> str:
         return super().classify_error(_wrapped(exc))
 
+    def out_of_memory(self, exc: BaseException) -> bool:
+        # Dynamo re-raises a failed allocation of its own as InternalTorchDynamoError: std::bad_alloc
+        return super().out_of_memory(_wrapped(exc)) or "std::bad_alloc" in str(exc)
+
     def compile(self, fn: Any) -> Any:
         torch = _torch()
         torch._dynamo.reset()  # no compiled code, guard or graph of an earlier item is reused
