@@ -10,7 +10,6 @@ from typing import Any
 
 from conformance.adapters.torch_adapter import TorchAdapter, _torch
 
-
 _COMPILER_EXCEPTIONS = (
     "torch._dynamo.exc.AutogradGradRestartAnalysis",
     "torch._dynamo.exc.BackendCompilerFailed",

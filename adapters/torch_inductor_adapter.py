@@ -13,7 +13,6 @@ from typing import Any
 from conformance.adapters.torch_compile_adapter import TorchCompileAdapter
 
 
-
 class TorchInductorAdapter(TorchCompileAdapter):
     name = "torch_inductor"
     title = "PyTorch, torch.compile (inductor)"

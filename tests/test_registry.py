@@ -38,8 +38,8 @@ def test_builtin_frameworks_are_declared_by_their_adapters() -> None:
         "jax_jit": ("JAX, jax.jit", True, False, False, ("cpu",), True, True, True, "jax"),
         "tensorflow_function": ("TensorFlow, tf.function", True, False, False, ("cpu",), True, True, True,
                                 "tensorflow"),
-        "tensorflow_xla": ("TensorFlow, tf.function (jit_compile=True, XLA)", True, False, False, ("cpu",), True, True, True,
-                           "tensorflow"),
+        "tensorflow_xla": ("TensorFlow, tf.function (jit_compile=True, XLA)", True, False, False, ("cpu",),
+                           True, True, True, "tensorflow"),
     }
     assert {name: registry.lineage(name) for name in registry.BUILTIN if registry.lineage(name)} == {
         "torch_compile": ("torch",), "torch_inductor": ("torch", "torch_compile"), "jax_jit": ("jax",),

@@ -90,8 +90,8 @@ VERDICT_CLASS = {"holds": "v-holds", "does not hold": "v-does-not-hold", "unsett
 def render(report: Report, link_root: str = "..") -> str:
     """The page: one self-contained file (style and script inline), each section a unit."""
     sections = (_header(report), _filters(report), _summary(report), _divergences(report, link_root),
-                _compiled(report), _claims(report), _documentation(report), _operations(report), _matrix(report, link_root),
-                _environment(report))
+                _compiled(report), _claims(report), _documentation(report), _operations(report),
+                _matrix(report, link_root), _environment(report))
     return "\n".join([*(part for section in sections for part in section),
                       f"<script>{SCRIPT}</script></body></html>\n"])
 
