@@ -150,6 +150,11 @@ def parse(text: str, file: str) -> Any:
         finally:
             parser.dispose()
     except yaml.MarkedYAMLError as exc:
+        if "maximum nesting depth" in (exc.problem or "") and exc.problem_mark is not None:
+            # PyYAML 6.0.4's scanner has a nesting limit of its own and refuses a deep flow
+            # collection ("exceeded maximum nesting depth") before the builder sees the level
+            # past MAX_DEPTH: the same refusal as the builder's, where the scanner stopped
+            raise _too_deep(file, exc.problem_mark) from None
         try:  # the mistake behind it, where it is written (libyaml's mark is often past it)
             explained = yamlerrors.explain(text, exc, _EventParser)
         except Exception:  # noqa: BLE001 - a diagnosis never costs the error itself (test_fuzz calls it alone)
@@ -199,9 +204,11 @@ except ImportError:  # PyYAML built without libyaml: the same events, in Python
             pass
 
 
-def _too_deep(file: str, event: yaml.Event) -> CaseFormatError:
+def _too_deep(file: str, where: Any) -> CaseFormatError:
+    """The refusal at an event (the builder's check) or at a parser's mark (the scanner's)."""
+    mark = getattr(where, "start_mark", where)
     return CaseFormatError(
-        _loc(file, event), f"YAML nesting deeper than {MAX_DEPTH} levels",
+        _as_location(file, mark), f"YAML nesting deeper than {MAX_DEPTH} levels",
         "case files need only a few levels; write a many-dimensional input with 'shape:' and 'fill:'",
     )
 
