@@ -37,7 +37,9 @@ def run(mode: str, jobs: list[str], cache: Path) -> tuple[float, str]:
     proc = subprocess.run([sys.executable, "-m", "pytest", "cases", "-q", "-p", "no:cacheprovider",
                            "--frameworks", mode, *jobs], cwd=ROOT, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
-    summary = next((line for line in reversed(proc.stdout.splitlines()) if " in " in line and "=" in line), "?")
+    # pytest -q's last line: "4532 passed, 5656 skipped in 79.01s" (with '=' around it without -q)
+    summary = next((line for line in reversed(proc.stdout.splitlines())
+                    if " in " in line and (" passed" in line or " failed" in line)), "?")
     return elapsed, summary.strip("= ")
 
 
