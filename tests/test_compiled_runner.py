@@ -1,0 +1,134 @@
+"""The compiled runner (conformance/run/compiled.py) on the fake adapter: a compiled mode is
+the fake adapter with a ``compile`` of its own, so these rules are checked without a real
+compiler: the same program for every mode, what the caller sees of its inputs, the step
+that raised, and which expectations a mode uses (its lineage)."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import numpy as np
+from fake_adapter import FakeAdapter
+
+from conformance.load.reader import Vocabulary, load_text
+from conformance.model import Case, ResultKey
+from conformance.run.engine import FAIL, PASS, run
+
+FRAMEWORKS = ("fake", "faithful", "copying", "other")
+
+
+class FaithfulCompiled(FakeAdapter):
+    """A compiler that runs the function as written, and keeps every program it was given."""
+    name = "faithful"
+    compiles = "fake"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.results: list[Any] = []
+
+    def compile(self, fn: Any) -> Any:
+        def call(*args: Any) -> Any:
+            out = fn(*args)
+            self.results.append(out)
+            return out
+        return call
+
+
+class CopyingCompiled(FakeAdapter):
+    """A compiler whose function works on copies of its inputs: a write to an input is lost
+    for the caller (as in Paddle's static programs)."""
+    name = "copying"
+    compiles = "fake"
+
+    def compile(self, fn: Any) -> Any:
+        return lambda *args: fn(*[np.array(a, copy=True) for a in args])
+
+
+def case(steps: list[str], expect: str, extra: str = "", given: str = "{x: [1.0, 2.0], k: [1.0, 1.0]}") -> Case:
+    steps_yaml = "\n".join(f"      - {s!r}" for s in steps)
+    text = textwrap.dedent(f"""\
+cases:
+  - id: t.compiled
+    title: test
+    given: {given}
+    steps:
+{steps_yaml}
+    expect: {expect}
+{extra}""")
+    result = load_text(text, "t.yaml", Vocabulary(frameworks=FRAMEWORKS))
+    assert not result.errors, result.errors[0][1].render()
+    return result.cases[0]
+
+
+def test_a_faithful_compiler_passes_the_eager_expectations() -> None:
+    c = case(["y = x.add_(k)"], "{values: {x: [2.0, 3.0]}, same_object: {y & x: true}, version_change: {x: 1}}")
+    assert run(c, FakeAdapter()).verdict == PASS
+    outcome = run(c, FaithfulCompiled())
+    assert outcome.verdict == PASS, outcome.mismatches
+    assert [r.status for r in outcome.steps] == ["ok"]
+
+
+def test_a_write_the_compiled_function_loses_fails_the_shared_expectation() -> None:
+    c = case(["y = x.add_(k)"], "{values: {x: [2.0, 3.0]}, version_change: {x: 1}}")
+    outcome = run(c, CopyingCompiled())
+    assert outcome.verdict == FAIL
+    assert {m.what for m in outcome.mismatches} == {"values of x", "version_change of x"}
+    assert outcome.observed[ResultKey("values", ("x",))] == [1.0, 2.0]  # the caller's input
+
+
+def test_a_mode_uses_its_framework_override_then_its_own() -> None:
+    # the override for 'fake' holds for every mode compiling fake; a mode's own override wins
+    extra = """\
+    frameworks:
+      fake:
+        reason: fake writes through add_ (measured)
+        expect:
+          values: {x: [2.0, 3.0]}
+      copying:
+        reason: the copying compiler works on copies of its inputs (measured)
+        expect:
+          values: {x: [1.0, 2.0]}
+"""
+    c = case(["y = x.add_(k)"], "{values: {x: [9.0, 9.0]}}", extra)
+    assert run(c, FakeAdapter()).verdict == PASS
+    assert run(c, FaithfulCompiled()).verdict == PASS
+    copying = run(c, CopyingCompiled())
+    assert copying.verdict == PASS, copying.mismatches
+    assert copying.override_reason == "the copying compiler works on copies of its inputs (measured)"
+
+
+def test_the_function_returns_every_name_any_expectation_mentions() -> None:
+    # y is mentioned only by another framework's override: the program still returns it, so
+    # that every mode runs the same program whatever an override says
+    extra = """\
+    frameworks:
+      other:
+        reason: test
+        expect:
+          values: {y: [2.0, 3.0]}
+"""
+    c = case(["y = x.add_(k)", "z = x.clone()"], "{values: {x: [2.0, 3.0]}}", extra)
+    adapter = FaithfulCompiled()
+    assert run(c, adapter).verdict == PASS
+    values, bound = adapter.results[-1]
+    # y (the override's), not z (no expectation's); x is an input, which the caller holds
+    assert bound == (True,) and values[0].tolist() == [2.0, 3.0]
+
+
+def test_the_step_that_raised_is_the_first_prefix_that_raises_the_same() -> None:
+    c = case(["y = x.add_(k)", "z = y.leafy_()", "w = x.clone()"],
+             "{error: {at: 2, kind: inplace_on_leaf, faithful: {type: RuntimeError, match: leaf}}, "
+             "values: {x: [2.0, 3.0]}}")
+    outcome = run(c, FaithfulCompiled())
+    assert outcome.verdict == PASS, outcome.mismatches
+    assert [r.status for r in outcome.steps] == ["ok", "error", "not_run"]
+    # the state the expectations see is the steps before it, compiled alone on fresh inputs
+    assert outcome.observed[ResultKey("values", ("x",))] == [2.0, 3.0]
+
+
+def test_an_unexpected_error_in_the_compiled_function_fails_at_its_step() -> None:
+    c = case(["y = x.add_(k)", "z = y.leafy_()"], "{values: {x: [2.0, 3.0]}}")
+    outcome = run(c, FaithfulCompiled())
+    assert outcome.verdict == FAIL
+    assert [m.what for m in outcome.mismatches][0] == "step 2 raised"
