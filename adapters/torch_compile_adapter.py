@@ -117,7 +117,10 @@ class TorchCompileAdapter(TorchAdapter):
         # Dynamo appends where in the traced code it was ("from user code: File ...") and
         # how to learn more: neither is the operation's message, and the path is this machine's
         message = super().error_message(_wrapped(exc))
-        return re.split(r"\n\s*(?:from user code:|Set TORCHDYNAMO_VERBOSE=1|For more information)", message)[0].strip()
+        # (and, for an error raised while an FX graph ran, the graph node and the traced
+        # frames: "While executing %abs_ ... Original traceback: File ...")
+        return re.split(r"\n\s*(?:from user code:|Set TORCHDYNAMO_VERBOSE=1|For more information|While executing %)",
+                        message)[0].strip()
 
     def classify_error(self, exc: BaseException) -> str:
         return super().classify_error(_wrapped(exc))
@@ -139,6 +142,10 @@ class TorchCompileAdapter(TorchAdapter):
                 # inductor's own lowering (of zero_ on a view, e.g.) calling a deprecated helper
                 # of torch's, reported once a process: the compiler's code, not the case's
                 warnings.filterwarnings("ignore", message=r"`torch\._prims_common\.check` is deprecated")
+                # inductor's note that it runs complex operators without generating code, given
+                # only when it generates code (a cold FX graph cache): the compiler's, and it
+                # would make a case's warnings depend on the cache
+                warnings.filterwarnings("ignore", message=r"Torchinductor does not support code generation for complex")
                 return compiled(*args)
 
         return call
