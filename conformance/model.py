@@ -12,6 +12,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 from conformance import ir
 from conformance.ir import Step, operations_of
+from conformance.releases import release_matches
 from conformance.source import CaseFormatError, Location
 
 # Framework-neutral error kinds an expectation can name: the error taxonomy. Each says what
@@ -167,6 +168,9 @@ class FrameworkOverride:
     location: Location | None = None
     # claim ID -> stance on this framework, where it differs from the case's (CLAIM_STANCES)
     claims: Mapping[str, str] = field(default_factory=dict)
+    # the framework's releases it holds for (a PEP 440 specifier set, e.g. "<2.0" or
+    # ">=3.1,<3.3"); empty: every release the case has no versioned override for
+    versions: str = ""
 
 
 @dataclass(frozen=True)
@@ -196,6 +200,10 @@ class Case:
     device: str = "cpu"
     overrides: Mapping[str, FrameworkOverride] = field(default_factory=dict)
     documentation: Mapping[str, Documented] = field(default_factory=dict)  # framework -> finding
+    # framework -> the overrides that hold only for some of its releases (each with
+    # ``versions``), in the order written: on a release one of them matches, the first that
+    # does replaces the framework's override in ``overrides`` (or adds one)
+    versioned: Mapping[str, tuple[FrameworkOverride, ...]] = field(default_factory=dict)
 
     @property
     def family(self) -> str:
@@ -214,30 +222,46 @@ class Case:
             keys |= operations_of(step)
         return keys
 
-    def overrides_for(self, framework: str, lineage: Sequence[str] = ()) -> list[FrameworkOverride]:
+    def overrides_for(self, framework: str, lineage: Sequence[str] = (),
+                      version: str | None = None) -> list[FrameworkOverride]:
         """The overrides that apply on a framework, in the order they apply: for a compiled
         mode, those of its ``lineage`` (registry.lineage: the framework it compiles, then the
-        modes it derives from) first, then its own."""
-        return [self.overrides[name] for name in (*lineage, framework) if name in self.overrides]
+        modes it derives from) first, then its own. ``version``: the framework's release
+        (a compiled mode's is its framework's), which picks among the versioned overrides;
+        None: the unversioned ones only."""
+        chosen = []
+        for name in (*lineage, framework):
+            override = self.overrides.get(name)
+            if version is not None:
+                override = next((o for o in self.versioned.get(name, ()) if release_matches(o.versions, version)),
+                                override)
+            if override is not None:
+                chosen.append(override)
+        return chosen
 
-    def not_applicable_for(self, framework: str, lineage: Sequence[str] = ()) -> str | None:
-        return next((o.not_applicable for o in self.overrides_for(framework, lineage) if o.not_applicable), None)
+    def all_overrides(self) -> list[FrameworkOverride]:
+        """Every override the case has, versioned or not (for checks that hold on each)."""
+        return [*self.overrides.values(), *(o for group in self.versioned.values() for o in group)]
 
-    def override_reason(self, framework: str, lineage: Sequence[str] = ()) -> str | None:
+    def not_applicable_for(self, framework: str, lineage: Sequence[str] = (), version: str | None = None) -> str | None:
+        return next((o.not_applicable for o in self.overrides_for(framework, lineage, version) if o.not_applicable),
+                    None)
+
+    def override_reason(self, framework: str, lineage: Sequence[str] = (), version: str | None = None) -> str | None:
         """The reason of the most specific override that changes what is expected, if any."""
-        reasons = [o.reason for o in self.overrides_for(framework, lineage) if o.expect is not None]
+        reasons = [o.reason for o in self.overrides_for(framework, lineage, version) if o.expect is not None]
         return reasons[-1] if reasons else None
 
-    def claims_for(self, framework: str, lineage: Sequence[str] = ()) -> dict[str, str]:
+    def claims_for(self, framework: str, lineage: Sequence[str] = (), version: str | None = None) -> dict[str, str]:
         """The stance on each claim for one framework: the case's, unless an override restates it."""
         stances = dict(self.claims)
-        for override in self.overrides_for(framework, lineage):
+        for override in self.overrides_for(framework, lineage, version):
             stances.update(override.claims)
         return stances
 
-    def expect_for(self, framework: str, lineage: Sequence[str] = ()) -> Expect:
+    def expect_for(self, framework: str, lineage: Sequence[str] = (), version: str | None = None) -> Expect:
         expect = self.expect
-        for override in self.overrides_for(framework, lineage):
+        for override in self.overrides_for(framework, lineage, version):
             if override.expect is not None:
                 expect = expect.merged(override.expect)
         return expect

@@ -315,7 +315,7 @@ def test_a_message_from_the_child_builds_only_outcome_classes(tmp_path: Path, mo
     sentinel = tmp_path / "ran"
     child = tmp_path / "child.py"
     child.write_text(HOSTILE_CHILD.format(sentinel=str(sentinel), reply=reply.format(sentinel=str(sentinel))))
-    monkeypatch.setattr(sandbox_module, "CHILD_COMMAND", [sys.executable, str(child)])
+    monkeypatch.setattr(sandbox_module, "child_command", lambda: [sys.executable, str(child)])
     case = load_text(NUMPY_CASES, "sandbox.yaml", registry.vocabulary()).cases[0]
     box = Sandbox(timeout=30)
     try:

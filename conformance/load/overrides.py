@@ -9,35 +9,60 @@ from typing import Collection
 from conformance.kinds.base import ParseContext
 from conformance.load import fields
 from conformance.load.expect import read_expect, replaced_whole
-from conformance.load.yamlsrc import YMap
+from conformance.load.yamlsrc import YList, YMap
 from conformance.model import CLAIM_STANCES, Documented, Expect, ExpectOverride, FrameworkOverride
+from conformance.releases import EXAMPLES, specifier_problem
 from conformance.source import CaseFormatError, Location, raise_all, split
 
-OVERRIDE_KEYS = ("reason", "expect", "not_applicable", "claims")
+OVERRIDE_KEYS = ("reason", "expect", "not_applicable", "claims", "versions")
 DOCUMENTED_KEYS = ("says", "source", "contradicts")
 CLAIM_PATTERN = re.compile(r"^S\d-\d\d$")
 
 
 def read_overrides(m: YMap, ctx: ParseContext, case_claims: dict[str, str] | None,
-                   errors: list[CaseFormatError]) -> dict[str, FrameworkOverride]:
-    """``frameworks: {fw: {reason, expect | not_applicable, claims}}``; ``ctx.frameworks``
-    are the frameworks an override may name. Each override is read on its own, its
-    mistakes added to ``errors``. ``case_claims`` None: the case's claims could not be
-    read, and an override's stances are not checked against them."""
+                   errors: list[CaseFormatError]) -> tuple[dict[str, FrameworkOverride],
+                                                           dict[str, tuple[FrameworkOverride, ...]]]:
+    """``frameworks: {fw: {reason, expect | not_applicable, claims, versions}}``; a
+    framework's value may also be a list of such overrides, each but one with ``versions``
+    (the releases it holds for). ``ctx.frameworks`` are the frameworks an override may name.
+    Each override is read on its own, its mistakes added to ``errors``. ``case_claims``
+    None: the case's claims could not be read, and an override's stances are not checked
+    against them. Returns (the unversioned override of each framework, the versioned ones
+    of each framework in the order written)."""
     if "frameworks" not in m:
-        return {}
+        return {}, {}
     fws = fields.mapping(m["frameworks"], m.where("frameworks"), "'frameworks'")
-    out = {}
+    out: dict[str, FrameworkOverride] = {}
+    versioned: dict[str, tuple[FrameworkOverride, ...]] = {}
     for fw, raw in fws.items():
         floc = fws.where(fw)
         if fw not in ctx.frameworks:
             errors.append(_unknown_framework(fw, floc, ctx))
             continue
-        try:
-            out[fw] = _override(fw, raw, floc, ctx, case_claims)
-        except CaseFormatError as exc:
-            errors += split(exc)
-    return out
+        entries = [(raw, floc, f"'frameworks.{fw}'")]
+        if isinstance(raw, YList):
+            if not raw:
+                errors.append(CaseFormatError(floc, f"'frameworks.{fw}' is an empty list",
+                                              "write one override (a mapping), or a list of them each with 'versions'"))
+                continue
+            entries = [(item, raw.where(i), f"'frameworks.{fw}[{i}]'") for i, item in enumerate(raw)]
+        read: list[FrameworkOverride] = []
+        for item, where, what in entries:
+            try:
+                read.append(_override(fw, item, where, ctx, case_claims, what))
+            except CaseFormatError as exc:
+                errors += split(exc)
+        unversioned = [o for o in read if not o.versions]
+        if len(unversioned) > 1:
+            assert unversioned[1].location is not None
+            errors.append(CaseFormatError(unversioned[1].location, f"a second override for {fw!r} without 'versions'",
+                                          "give every override of the list but one 'versions:' (the releases it "
+                                          f"holds for, e.g. {EXAMPLES})", code="CF020"))
+        if unversioned:
+            out[fw] = unversioned[0]
+        if len(unversioned) < len(read):
+            versioned[fw] = tuple(o for o in read if o.versions)
+    return out, versioned
 
 
 def _unknown_framework(fw: str, loc: Location, ctx: ParseContext) -> CaseFormatError:
@@ -48,10 +73,9 @@ def _unknown_framework(fw: str, loc: Location, ctx: ParseContext) -> CaseFormatE
 
 
 def _override(fw: str, raw: object, floc: Location, ctx: ParseContext,
-              case_claims: dict[str, str] | None) -> FrameworkOverride:
-    """One framework's override; its independent parts (reason, expect, claims) each read
-    on its own, every mistake raised at the end."""
-    what = f"'frameworks.{fw}'"
+              case_claims: dict[str, str] | None, what: str) -> FrameworkOverride:
+    """One framework's override; its independent parts (reason, expect, claims, versions)
+    each read on its own, every mistake raised at the end."""
     o = fields.mapping(raw, floc, what)
     errors: list[CaseFormatError] = []
     unknown = fields.unknown_keys(o, OVERRIDE_KEYS, what, errors)  # (then no key is reported missing)
@@ -97,10 +121,34 @@ def _override(fw: str, raw: object, floc: Location, ctx: ParseContext,
                                                 f"whether {', '.join(undecided)} hold(s) on {fw}",
                                           f"add claims: {{{undecided[0]}: holds}} or "
                                           f"{{{undecided[0]}: does_not_hold}} to the override"))
+    versions = _versions(o, what, errors) if "versions" in o else ""
     if errors:
         raise_all(errors)
     return FrameworkOverride(framework=fw, reason=reason if reason is not None else str(not_applicable),
-                             expect=expect, not_applicable=not_applicable, location=floc, claims=claims)
+                             expect=expect, not_applicable=not_applicable, location=floc, claims=claims,
+                             versions=versions)
+
+
+def _versions(o: YMap, what: str, errors: list[CaseFormatError]) -> str:
+    """``versions: ">=2.0"``: the releases of the framework the override holds for."""
+    where = o.where("versions")
+    value = o["versions"]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        errors.append(CaseFormatError(where, f"{what}: versions is the number {value!r}, not a version specifier",
+                                      f'write a quoted specifier such as ">={value}" or "<{value}"', code="CF021"))
+        return ""
+    if not isinstance(value, str):
+        errors.append(CaseFormatError(where, f"{what}: versions must be a string", f"write e.g. {EXAMPLES}",
+                                      code="CF021"))
+        return ""
+    problem = specifier_problem(value)
+    if problem is not None:
+        bare = value.strip()[:1].isdigit()
+        hint = f'a bare version is no specifier: write "=={value.strip()}", ">={value.strip()}" or ' \
+               f'"<{value.strip()}"' if bare else f"write a PEP 440 specifier set such as {EXAMPLES}"
+        errors.append(CaseFormatError(where, f"{what}: versions {value!r} {problem}", hint, code="CF021"))
+        return ""
+    return value.strip()
 
 
 def read_claims(m: YMap, what: str, known: Collection[str] | None, errors: list[CaseFormatError],

@@ -281,9 +281,10 @@ class _CaseReader:
                 expect_read = True
             except CaseFormatError as exc:
                 errors += split(exc)
-        overrides = {}
+        overrides: dict = {}
+        versioned: dict = {}
         try:
-            overrides = read_overrides(m, ctx, claims, errors)
+            overrides, versioned = read_overrides(m, ctx, claims, errors)
         except CaseFormatError as exc:
             errors += split(exc)
         documentation = read_documentation(m, ctx, expect if expect_read else None, overrides, errors)
@@ -295,6 +296,7 @@ class _CaseReader:
             id=case_id, title=title, location=Location(self.file, m.location.line, m.location.column),
             steps=tuple(steps), expect=expect, given=tuple(given), tags=tags, claims=claims or {},
             references=references, device=device, overrides=overrides, documentation=documentation,
+            versioned=versioned,
         )
 
     def case_id(self, m: YMap) -> str:

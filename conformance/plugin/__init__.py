@@ -50,7 +50,7 @@ from conformance.report.results import (
     unrun_record,
     write_atomically,
 )
-from conformance.run.sandbox import DEFAULT_TIMEOUT_S, Sandbox
+from conformance.run.sandbox import DEFAULT_TIMEOUT_S, Sandbox, child_python
 
 results_key = pytest.StashKey["ResultsRecorder"]()
 coverage_key = pytest.StashKey[Coverage]()
@@ -446,8 +446,9 @@ class ResultsRecorder:
         frameworks = {}
         for name in self.frameworks:
             adapter = registry.get_adapter(name)
-            frameworks[name] = {"version": adapter.version(), "devices": None,
-                                **self.framework_env.get(name, {})}
+            # in another environment's child, only what the child said (plugin.collect)
+            here = adapter.version() if child_python() is None else None
+            frameworks[name] = {"version": here, "devices": None, **self.framework_env.get(name, {})}
         blame_crashes(self.records.values())
         status = int(exitstatus)
         if status == pytest.ExitCode.OK and any("crash" in r for r in self.records.values()):

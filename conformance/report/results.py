@@ -18,7 +18,7 @@ from typing import Any, Iterable, cast
 from conformance import kinds
 from conformance.ir import productions
 from conformance.kinds.relations import aliasing_class
-from conformance.model import Case, ResultKey
+from conformance.model import Case, FrameworkOverride, ResultKey
 
 # re-exported: the plugin and the renderers take these from here
 from conformance.outcomes import ERROR as ERROR
@@ -141,15 +141,18 @@ def case_info(case: Case) -> dict[str, Any]:
         "operations": sorted(case.operations()),
         "productions": [{"step": n, "operation": op, "result": r, "input": i}
                         for n, op, r, i in productions(case.steps)],
-        "overrides": {
-            fw: {"reason": o.reason, "not_applicable": o.not_applicable is not None, "claims": dict(o.claims)}
-            for fw, o in sorted(case.overrides.items())
-        },
+        "overrides": {fw: _override_info(o) for fw, o in sorted(case.overrides.items())},
         "documentation": {
             fw: {"says": d.says, "source": d.source, "contradicts": d.contradicts}
             for fw, d in sorted(case.documentation.items())
         },
+        **({"versioned": {fw: [dict(_override_info(o), versions=o.versions) for o in group]
+                          for fw, group in sorted(case.versioned.items())}} if case.versioned else {}),
     }
+
+
+def _override_info(o: FrameworkOverride) -> dict[str, Any]:
+    return {"reason": o.reason, "not_applicable": o.not_applicable is not None, "claims": dict(o.claims)}
 
 
 def environment(frameworks: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -153,7 +153,7 @@ class CompiledRunner:
         # every name any expectation of the case mentions (the shared one and every override's,
         # dropped entries included), so that what an override says never changes the program
         mentioned: set[str] = set()
-        for each in [case.expect, *(o.expect.expect for o in case.overrides.values() if o.expect is not None)]:
+        for each in [case.expect, *(o.expect.expect for o in case.all_overrides() if o.expect is not None)]:
             for kind, entries in each.checks.items():
                 mentioned |= kinds.get(kind).names_in(entries)
         given = [spec.name for spec in case.given]

@@ -106,11 +106,17 @@ def case_seed(case_id: str) -> int:
     return zlib.crc32(case_id.encode()) & 0x7FFFFFFF
 
 
+def release(case: Case, adapter: Any) -> str | None:
+    """The framework's installed release, where the case has overrides that depend on it
+    (``versions:``; read from package metadata, imports nothing); else None."""
+    return adapter.version() if case.versioned else None
+
+
 def not_applicable(case: Case, adapter: Any) -> Outcome | None:
     """The outcome when the case cannot apply to this adapter (its override says so, or an
     operation has no counterpart), decided without importing the framework; else None."""
     fw = adapter.name
-    why = case.not_applicable_for(fw, adapter.lineage())
+    why = case.not_applicable_for(fw, adapter.lineage(), release(case, adapter))
     if why:
         return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {why}")
     for key in sorted(case.operations()):
@@ -129,8 +135,9 @@ def run(case: Case, adapter: Any) -> Outcome:
     why = adapter.device_unavailable(case.device)
     if why:
         return Outcome(case.id, fw, SKIPPED, why)
-    expect = case.expect_for(fw, adapter.lineage())
-    override_reason = case.override_reason(fw, adapter.lineage())
+    version = release(case, adapter)
+    expect = case.expect_for(fw, adapter.lineage(), version)
+    override_reason = case.override_reason(fw, adapter.lineage(), version)
     # the pairs whose relation the expectation checks at the end: the only productions whose
     # relation right after their step is recorded (Outcome.productions). Another pair's may
     # depend on what the case does not pin down (jnp.from_dlpack of an array shares it only

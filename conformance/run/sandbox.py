@@ -53,8 +53,10 @@ import sys
 import tempfile
 import time
 import traceback
+import zlib
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from conformance import codec, kinds, registry
@@ -79,8 +81,24 @@ MEMORY_LIMIT_MB = 4096
 MEMORY_ENV = "CONFORMANCE_CHILD_MEMORY_MB"
 # earlier items tried, most recent first, when looking for the one that left a crash behind
 MAX_CULPRIT_TRIES = 5
+# The child's interpreter, when it is not this one: the Python of another environment (a
+# framework release's, made by ``conformance matrix``), which imports the frameworks from
+# its own site-packages and only this package from here (:func:`child_environment`).
+CHILD_PYTHON_ENV = "CONFORMANCE_CHILD_PYTHON"
 # the child: this module's serve(), given the socket's file descriptor
-CHILD_COMMAND = [sys.executable, "-m", "conformance.run.sandbox"]
+CHILD_MODULE = ["-m", "conformance.run.sandbox"]
+
+
+def child_python() -> str | None:
+    """The interpreter of another environment the children run in (:data:`CHILD_PYTHON_ENV`),
+    or None: this process's own. In another environment the framework this process sees
+    (its version, whether it is installed) is not the one the items run on: only the child
+    can say."""
+    return os.environ.get(CHILD_PYTHON_ENV, "").strip() or None
+
+
+def child_command() -> list[str]:
+    return [child_python() or sys.executable, *CHILD_MODULE]
 
 
 class SandboxError(Exception):
@@ -217,7 +235,7 @@ class FrameworkProcess:
         self._history = []
         try:
             self._proc = subprocess.Popen(
-                [*CHILD_COMMAND, str(child.fileno())],
+                [*child_command(), str(child.fileno())],
                 pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, stdout=self._log,
                 stderr=self._log, env=child_environment(), close_fds=True)
         finally:
@@ -386,10 +404,31 @@ class FrameworkProcess:
 def child_environment() -> dict[str, str]:
     """The parent's environment, with its import path: a child must import exactly what
     this process imports (adapters registered through entry points, a checkout that is
-    not installed)."""
+    not installed). A child in another environment (:func:`child_python`) gets this
+    package alone on its path, and its own site-packages for everything else (adapters
+    registered by other packages' entry points are the ones installed there)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p or os.getcwd() for p in sys.path)
+    if child_python() is not None:
+        env["PYTHONPATH"] = package_only_path()
+    else:
+        env["PYTHONPATH"] = os.pathsep.join(p or os.getcwd() for p in sys.path)
     return env
+
+
+def package_only_path() -> str:
+    """A folder that holds nothing but a link named ``conformance`` to this package: on a
+    child's path it adds this package (a checkout's or an installed one) and nothing else
+    of the environment it sits in."""
+    package = Path(__file__).resolve().parent.parent
+    folder = Path(tempfile.gettempdir()) / f"conformance-package-{os.getuid()}-{zlib.crc32(str(package).encode()):08x}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    link = folder / "conformance"
+    if not link.is_symlink() or os.readlink(link) != str(package):
+        temporary = folder / f".conformance-{os.getpid()}"
+        temporary.unlink(missing_ok=True)
+        temporary.symlink_to(package, target_is_directory=True)
+        os.replace(temporary, link)  # atomic: a concurrent child sees the old link or the new one
+    return str(folder)
 
 
 def die_with_parent() -> None:

@@ -19,7 +19,7 @@ from conformance.escaping import for_terminal
 from conformance.ir import names_read
 from conformance.load import folders as casefolder
 from conformance.load.reader import Vocabulary, load_file
-from conformance.model import Case, CaseFormatError, Expect, Location
+from conformance.model import Case, CaseFormatError, Expect, FrameworkOverride, Location
 
 # code -> (rule name, what it catches)
 RULES: dict[str, tuple[str, str]] = {
@@ -39,6 +39,8 @@ RULES: dict[str, tuple[str, str]] = {
     "CF012": ("todo-reason", "a per-framework override's reason still says TODO (observe's placeholder)"),
     "CF013": ("unknown-exception-type", "an expected error names an exception type its framework cannot raise: "
                                         "neither a Python builtin nor one the framework's adapter declares"),
+    "CF020": ("unversioned-twice", "a framework's list of overrides has more than one without 'versions'"),
+    "CF021": ("bad-versions", "an override's 'versions' is not a PEP 440 version specifier set"),
 }
 
 
@@ -95,7 +97,7 @@ def from_error(err: CaseFormatError) -> Finding:
 
 def check_unused_inputs(case: Case) -> Iterator[Finding]:
     used = {ref.name for step in case.flat_steps() if step.kind != "block" for ref in names_read(step)}
-    for expect in [case.expect] + [o.expect.expect for o in case.overrides.values() if o.expect]:
+    for expect in [case.expect] + [o.expect.expect for o in case.all_overrides() if o.expect]:
         used |= _names_in(expect)
     for spec in case.given:
         if spec.name not in used:
@@ -104,7 +106,8 @@ def check_unused_inputs(case: Case) -> Iterator[Finding]:
 
 
 def check_identical_overrides(case: Case) -> Iterator[Finding]:
-    for fw, override in sorted(case.overrides.items()):
+    for override in _every_override(case):
+        fw = override.framework
         if override.expect is None:
             continue
         # a compiled mode's override applies over those of its lineage (registry.lineage)
@@ -117,13 +120,19 @@ def check_identical_overrides(case: Case) -> Iterator[Finding]:
                           "what it expects")
 
 
+def _every_override(case: Case) -> list[FrameworkOverride]:
+    """The case's overrides, versioned or not, by framework."""
+    return sorted(case.all_overrides(), key=lambda o: o.framework)
+
+
 TODO = re.compile(r"\bTODO\b")
 
 
 def check_todo_reasons(case: Case) -> Iterator[Finding]:
     """`conformance observe` gives each override it writes a TODO reason; it must become the
     real one before the case is committed (CI lints the corpus)."""
-    for fw, override in sorted(case.overrides.items()):
+    for override in _every_override(case):
+        fw = override.framework
         if TODO.search(override.reason):
             yield Finding("CF012", override.location or case.location,
                           f"the override for {fw!r} still has a TODO reason: {override.reason[:80]!r}",
