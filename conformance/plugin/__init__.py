@@ -39,7 +39,7 @@ from conformance.plugin.collect import (
     sandbox_key,
     unclaimed_folders,
 )
-from conformance.plugin.coverage import WORKEROUTPUT_KEY, Coverage, partial_reasons
+from conformance.plugin.coverage import WORKEROUTPUT_KEY, Coverage, corpus_fields, partial_reasons
 from conformance.report.outputs import OutputError, acquire, check_file, error_text, lock_path, release
 from conformance.report.results import (
     ERROR,
@@ -78,6 +78,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--in-process", action="store_true", default=False,
                     help="run cases inside the pytest process (for --pdb and profilers): no "
                          "protection against a framework crash or hang, no timeout")
+    group.addoption("--shard", metavar="K/N", default=None, type=selection.shard_option,
+                    help="run only the K-th of N shards of the selected items (1 <= K <= N): a stable partition "
+                         "by node id, so the N shards of one command run every item once (conformance merge "
+                         "joins their results files)")
     group.addoption("--case-folders", action="store_true", default=False,
                     help="every folder named on the command line is a case folder, whatever it holds (its Python "
                          "files refused, never imported); default: a named folder is one when it holds *.yaml "
@@ -243,6 +247,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         items += refused_conftest_items(session, refused, items)
     config.stash[unclaimed_key] = unclaimed_folders(config, (item.path for item in items))
     select_frameworks(config, items)
+    select_shard(config, items)
     # -k naming a framework: evaluated here (plugin.selection), and hidden from pytest's own
     # -k, which runs inside this wrapper, until it is done
     keyword = selection.deselect_by_keyword(items, config, _case_framework)
@@ -301,6 +306,22 @@ def select_frameworks(config: pytest.Config, items: list[pytest.Item]) -> None:
         collected = config.stash.get(collected_key, None)
         if collected is not None:
             collected.by_frameworks += len(drop)
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def select_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--shard K/N: deselect the items of the other shards (selection.in_shard)."""
+    shard = config.getoption("shard")
+    if shard is None:
+        return
+    keep, drop = [], []
+    for item in items:
+        (keep if selection.in_shard(item.nodeid, shard) else drop).append(item)
+    if drop:
+        collected = config.stash.get(collected_key, None)
+        if collected is not None:
+            collected.by_shard += sum(1 for item in drop if isinstance(item, (CaseItem, CaseErrorItem)))
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
 
@@ -424,13 +445,17 @@ class ResultsRecorder:
         if summary is not None and self.coverage is None:
             self.coverage = summary
 
-    def partial_reasons(self, session: pytest.Session) -> list[str]:
-        """Why this run is not a full run of the corpus (plugin.coverage); empty if it is."""
+    def coverage_summary(self, session: pytest.Session) -> dict[str, Any] | None:
+        """What the run took of the corpus (plugin.coverage), from the process that collected."""
         summary = self.coverage
         if summary is None:  # not an xdist run: this process collected
             own = session.config.stash.get(coverage_key, None)
             summary = own.summary if own is not None else None
-        return partial_reasons(summary, len(self.records), self.frameworks)
+        return summary
+
+    def partial_reasons(self, session: pytest.Session) -> list[str]:
+        """Why this run is not a full run of the corpus (plugin.coverage); empty if it is."""
+        return partial_reasons(self.coverage_summary(session), len(self.records), self.frameworks)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if exitstatus in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR):
@@ -456,6 +481,7 @@ class ResultsRecorder:
         run: dict[str, Any] = {"items": len(self.records), "exit_status": status}
         if self.partial:
             run["partial"] = list(self.partial)
+        run.update(corpus_fields(self.coverage_summary(session)))
         try:
             self.written_text = write_atomically(self.target, results_document(
                 self.records.values(), self.cases, frameworks, claims(), run))

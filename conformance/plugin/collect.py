@@ -59,6 +59,7 @@ class Collected:
     files: set[str] = field(default_factory=set)
     made: int = 0
     by_frameworks: int = 0  # case items deselected by --frameworks
+    by_shard: int = 0  # case items left to the other shards (--shard)
 
 
 @dataclass

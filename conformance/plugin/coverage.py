@@ -17,6 +17,7 @@ the results recorder on the controller turns them into reasons.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,9 @@ class Coverage:
         self.summary = {
             "made": made.made if made is not None else 0,
             "collected": self.collected,
-            "deselected": self.deselected - (made.by_frameworks if made is not None else 0),
+            "deselected": self.deselected - (made.by_frameworks + made.by_shard if made is not None else 0),
+            "shard": list(self.config.getoption("shard") or ()) or None,
+            "corpus": corpus_revision(sorted(corpus), corpus_roots(session.config)),
             "selected": sum(1 for item in session.items if is_case_item(item)),
             "frameworks": wanted,
             "modes": self.config.getoption("modes"),
@@ -78,6 +81,23 @@ class Coverage:
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:  # a pytest-xdist worker: the controller decides
             workeroutput[WORKEROUTPUT_KEY] = self.summary
+
+
+def corpus_revision(files: list[str], roots: list[Path]) -> str:
+    """The corpus's revision: a SHA-256 of every case file's path (relative to its root)
+    and bytes, the same on every machine for the same case files. Results files of the
+    same corpus revision can be merged (``conformance merge``)."""
+    digest = hashlib.sha256()
+    resolved = [Path(root).resolve() for root in roots]
+    for file in files:
+        path = Path(file).resolve()
+        name = next((str(path.relative_to(root)) for root in resolved if path.is_relative_to(root)), path.name)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:  # gone since the scan: its absence is part of this revision
+            data = f"unreadable: {type(exc).__name__}".encode()
+        digest.update(name.encode("utf-8") + b"\0" + len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()[:16]
 
 
 def corpus_roots(config: pytest.Config) -> list[Path]:
@@ -105,6 +125,21 @@ def _names(shown: list[str], count: int) -> str:
     return ", ".join(shown) + more
 
 
+def corpus_fields(summary: dict[str, Any] | None) -> dict[str, Any]:
+    """The results file's ``run`` entries that let ``conformance merge`` join files:
+    ``corpus`` (the corpus revision), ``corpus_items`` (the items the whole corpus makes on
+    every framework, when this run collected every case file of it and no other) and
+    ``shard`` ([K, N] when the run was one shard)."""
+    if summary is None or "corpus" not in summary:
+        return {}
+    fields: dict[str, Any] = {"corpus": summary["corpus"]}
+    if not summary["missing_count"] and not summary["outside_count"]:
+        fields["corpus_items"] = summary["made"]
+    if summary.get("shard"):
+        fields["shard"] = list(summary["shard"])
+    return fields
+
+
 def partial_reasons(summary: dict[str, Any] | None, recorded: int, frameworks: list[str]) -> list[str]:
     """Why the run is not a full run of the corpus (empty: it is one). ``summary``: the
     collecting process's :class:`Coverage` summary (None: no process said what it
@@ -129,6 +164,9 @@ def partial_reasons(summary: dict[str, Any] | None, recorded: int, frameworks: l
         left_out = ", ".join(f for f in frameworks if f not in chosen)
         option = "--modes" if summary.get("modes") and not summary.get("frameworks_option") else "--frameworks"
         reasons.append(f"only {', '.join(chosen)} ({option}; not {left_out})")
+    if summary.get("shard"):
+        k, n = summary["shard"]
+        reasons.append(f"shard {k}/{n} (--shard; conformance merge joins the {n} shards' results)")
     if summary["deselected"]:
         reasons.append(f"{summary['deselected']} case items deselected (-k, -m, --deselect, --lf)")
     not_run = summary["selected"] - recorded

@@ -23,7 +23,9 @@ release).
 
 from __future__ import annotations
 
+import argparse
 import re
+import zlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -186,3 +188,27 @@ def deselect_by_keyword(items: list[pytest.Item], config: pytest.Config,
     saved = config.option.keyword
     config.option.keyword = ""
     return saved
+
+
+# ---- --shard K/N
+
+
+def shard_option(text: str) -> tuple[int, int]:
+    """``--shard K/N`` -> (K, N), 1 <= K <= N (argparse's type: a ValueError is its usage error)."""
+    k, slash, n = text.partition("/")
+    try:
+        shard = (int(k), int(n)) if slash else None
+    except ValueError:
+        shard = None
+    if shard is None or not 1 <= shard[0] <= shard[1]:
+        raise argparse.ArgumentTypeError(f"{text!r}: write K/N with 1 <= K <= N, e.g. --shard 2/4 (the second of "
+                                         "four shards)")
+    return shard
+
+
+def in_shard(nodeid: str, shard: tuple[int, int]) -> bool:
+    """Whether the item belongs to shard K of N: by a hash of its node id (CRC-32, the same
+    on every machine and Python, unlike ``hash``), so each item is in exactly one shard
+    whatever else a run selects, and an item keeps its shard as others are added."""
+    k, n = shard
+    return zlib.crc32(nodeid.encode("utf-8")) % n == k - 1

@@ -276,6 +276,38 @@ def cmd_diff(args: argparse.Namespace, extra: list[str]) -> int:
     return 0 if diff.empty else 1
 
 
+def cmd_merge(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance.report.merge import MergeError, merge
+    from conformance.report.outputs import OutputError, check_file, error_text
+    from conformance.report.results import ResultsFileError, load_results, write_atomically
+
+    documents, problems = [], []
+    for name in args.results:
+        try:
+            documents.append((name, load_results(Path(name))))
+        except ResultsFileError as exc:
+            problems.append(str(exc))
+    try:
+        if problems:
+            raise MergeError(problems)
+        merged = merge(documents)
+        check_file(Path(args.out), f"the merged results file {args.out}")
+    except (MergeError, OutputError) as exc:
+        for line in str(exc).splitlines():
+            _error(f"conformance merge: {line}")
+        return 2
+    try:
+        write_atomically(Path(args.out), merged)
+    except OSError as exc:
+        _error(f"conformance merge: could not write {args.out}: {error_text(exc)}")
+        return 3
+    partial = merged["run"].get("partial")
+    state = f"partial: {'; '.join(partial)}" if partial else "a full run of the corpus"
+    print(for_terminal(f"conformance merge: wrote {args.out} ({merged['run']['items']} items from "
+                       f"{len(documents)} files; {state})"))
+    return 0
+
+
 def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance import registry
     from conformance.load.folders import scan
@@ -621,6 +653,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     dif.add_argument("new")
     dif.add_argument("--format", choices=("text", "md"), default="text")
     dif.set_defaults(func=cmd_diff)
+    mrg = sub.add_parser("merge", help="join results files of shards, frameworks or machines into one (refuses "
+                                       "files of different corpus revisions, or sharing an item)")
+    mrg.add_argument("results", nargs="+", help="results JSON files (of one corpus revision, no item in two)")
+    mrg.add_argument("--out", required=True, help="the merged results JSON (then: conformance report OUT)")
+    mrg.set_defaults(func=cmd_merge)
     lint = sub.add_parser("lint", help="check case files without running them (exit 1 on any problem)")
     lint.add_argument("paths", nargs="*", help="case files or folders (default: cases/)")
     lint.add_argument("--rules", action="store_true", help="list the rules and their codes")
