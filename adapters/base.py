@@ -518,6 +518,12 @@ class Adapter(ArrayProbes):
         """Whether :meth:`setup` imported the framework in this process."""
         return self._ready
 
+    @classmethod
+    def release_requirements(cls, version: str) -> list[str]:
+        """What to install for this release of the framework in an environment of its own
+        (``conformance matrix``): its distribution at that version."""
+        return [f"{cls.distribution}=={version}"]
+
     def version(self) -> str | None:
         """The installed version, read from package metadata (imports nothing)."""
         try:

@@ -294,6 +294,10 @@ class JaxAdapter(JaxProbes, Adapter):
                   r"INVALID_ARGUMENT: Buffer has been deleted or donated"),
     }
 
+    @classmethod
+    def release_requirements(cls, version: str) -> list[str]:
+        return [f"jax[cpu]=={version}"]  # jaxlib, at the same version, comes with the extra
+
     def load(self) -> None:
         # the modules the table calls into, imported here once, so that what the framework
         # has defined (exception_types) does not depend on which operation ran first

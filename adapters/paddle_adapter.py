@@ -228,6 +228,14 @@ class PaddleAdapter(PaddleProbes, Adapter):
         "paddle.reader.decorator.ComposeNotAligned", "paddle.utils.layers_utils.NotSupportedTensorArgumentError",
     })
     report_rank = 20
+
+    @classmethod
+    def release_requirements(cls, version: str) -> list[str]:
+        # import paddle imports setuptools (paddle/utils/cpp_extension/cpp_extension.py),
+        # which its wheels do not require: a bare environment fails with "No module named
+        # 'setuptools'" (seen with 3.0.0 to 3.3.1)
+        return [f"paddlepaddle=={version}", "setuptools"]
+
     # issue 18: the reductions the structural in-place methods take by name (scatter_'s reduce=,
     # scatter_reduce_'s and index_reduce_'s reduce)
     case_strings = frozenset({"sum", "prod", "mean", "amax", "amin", "add", "multiply"})
@@ -491,10 +499,11 @@ def _select(x: Any, dim: int, index: int) -> Any:
 
 
 def _warned_flags() -> list[tuple[Any, str]]:
-    """(module, name of its flag) for each of Paddle's warn-once flags."""
+    """(module, name of its flag) for each of Paddle's warn-once flags that this release has
+    (3.0 and 3.1 have no ``_warned_in_tensor``)."""
     from paddle.tensor import creation
 
-    return [(creation, "_warned_in_tensor")]
+    return [(creation, name) for name in ("_warned_in_tensor",) if hasattr(creation, name)]
 
 
 def _warned_flags_state() -> GlobalState:

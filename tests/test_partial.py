@@ -43,7 +43,9 @@ def test_a_full_run_writes_the_results_file_and_says_nothing_of_a_partial_run(co
     result, data = run_pytest(corpus)
     result.assert_outcomes(passed=6, failed=3)
     assert data is not None and data["written"] == "full.json"
-    assert data["run"] == {"items": 9, "exit_status": 1}  # no "partial"
+    run = dict(data["run"])
+    assert len(run.pop("corpus")) == 16  # the corpus revision, for conformance merge
+    assert run == {"items": 9, "exit_status": 1, "corpus_items": 9}  # no "partial"
     assert "not a full run" not in result.stdout.str()
 
 

@@ -315,7 +315,8 @@ def select_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
     shard = config.getoption("shard")
     if shard is None:
         return
-    keep, drop = [], []
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
     for item in items:
         (keep if selection.in_shard(item.nodeid, shard) else drop).append(item)
     if drop:

@@ -77,7 +77,7 @@ def merge(documents: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     for _, doc in documents:
         cases.update(doc["cases"])
         claims.update(doc["claims"])
-    first = documents[0][1]
+    lead = documents[0][1]
     run: dict[str, Any] = {
         "items": len(records),
         "exit_status": next((d["run"]["exit_status"] for _, d in documents if d["run"]["exit_status"]), 0),
@@ -91,14 +91,15 @@ def merge(documents: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
             by_framework: dict[str, int] = {}
             for r in records:
                 by_framework[r["framework"]] = by_framework.get(r["framework"], 0) + 1
+            merged = ", ".join(f"{k} {v}" for k, v in sorted(by_framework.items()))
             run["partial"] = [f"{total - len(records)} of the corpus's {total} items are in none of the merged files "
-                              f"(items per framework merged: {', '.join(f'{k} {v}' for k, v in sorted(by_framework.items()))})"]
+                              f"(items per framework merged: {merged})"]
     else:
         run["partial"] = ["the merged files do not say how many items the whole corpus makes (none collected all "
                           "of its case files), so the merge cannot be known to be complete"]
     return {
         "format": RESULTS_FORMAT_VERSION,
-        "environment": dict(first["environment"], frameworks=dict(sorted(frameworks.items()))),
+        "environment": dict(lead["environment"], frameworks=dict(sorted(frameworks.items()))),
         "run": run,
         "claims": dict(sorted(claims.items())),
         "cases": dict(sorted(cases.items())),

@@ -281,7 +281,8 @@ def cmd_merge(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance.report.outputs import OutputError, check_file, error_text
     from conformance.report.results import ResultsFileError, load_results, write_atomically
 
-    documents, problems = [], []
+    documents: list[tuple[str, dict]] = []
+    problems: list[str] = []
     for name in args.results:
         try:
             documents.append((name, load_results(Path(name))))
@@ -305,6 +306,69 @@ def cmd_merge(args: argparse.Namespace, extra: list[str]) -> int:
     state = f"partial: {'; '.join(partial)}" if partial else "a full run of the corpus"
     print(for_terminal(f"conformance merge: wrote {args.out} ({merged['run']['items']} items from "
                        f"{len(documents)} files; {state})"))
+    return 0
+
+
+def cmd_matrix(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance.tools import matrix
+
+    try:
+        releases = matrix.parse_releases(args.releases)
+    except matrix.MatrixError as exc:
+        _error(f"conformance matrix: {exc}")
+        return 2
+    out, envs = Path(args.out), Path(args.envs)
+    envs.mkdir(parents=True, exist_ok=True)
+    runs = matrix.run_matrix(releases, out, envs, jobs=args.jobs, installer=args.installer, modes=args.modes,
+                             numprocesses=args.numprocesses, pytest_args=list(extra))
+    failed = 0
+    for done in matrix.sorted_releases(runs):
+        r = done.release
+        env = f"environment {done.env_seconds:.1f} s ({done.env_state})"
+        if done.error:
+            failed += 1
+            state = f"did not run: {done.error.splitlines()[0][:300]}"
+        else:
+            state = ", ".join(f"{n} {o}" for o, n in sorted(done.counts.items()))
+        print(for_terminal(f"conformance matrix: {r.framework} {r.version}: {env}, run {done.run_seconds:.1f} s; "
+                           f"{state}; {done.results}", multiline=False))
+    print(for_terminal(f"conformance matrix: {len(runs) - failed} of {len(runs)} releases ran; "
+                       f"then: conformance changelog {out}/*/*.json --out reports"))
+    return 1 if failed else 0
+
+
+def cmd_changelog(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance.report.changelog import NAMES, ChangelogError, build, render_html, render_markdown
+    from conformance.report.outputs import OutputError, check_folder, error_text
+    from conformance.report.results import ResultsFileError, load_results, write_texts_atomically
+
+    try:
+        documents = [(name, load_results(Path(name))) for name in args.results]
+        log = build(documents)
+    except (ResultsFileError, ChangelogError) as exc:
+        _error(f"conformance changelog: {exc}")
+        return 2
+    out = Path(args.out)
+    texts = {out / NAMES[0]: render_markdown(log), out / NAMES[1]: render_html(log)}
+    if args.check:
+        stale = [str(p) for p, text in texts.items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
+        for name in stale:
+            _error(f"conformance changelog: {name} is not what these results render; regenerate with "
+                   f"`conformance changelog {' '.join(args.results)} --out {out}` and commit it")
+        if not stale:
+            print(for_terminal(f"conformance changelog: {out} is up to date"))
+        return 1 if stale else 0
+    try:
+        check_folder(out, f"the changelog in {out}")
+        write_texts_atomically(texts)
+    except OutputError as exc:
+        _error(f"conformance changelog: {exc}")
+        return 2
+    except OSError as exc:
+        _error(f"conformance changelog: could not write {out}: {error_text(exc)}")
+        return 3
+    for path in texts:
+        print(for_terminal(f"conformance changelog: wrote {path}"))
     return 0
 
 
@@ -658,6 +722,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     mrg.add_argument("results", nargs="+", help="results JSON files (of one corpus revision, no item in two)")
     mrg.add_argument("--out", required=True, help="the merged results JSON (then: conformance report OUT)")
     mrg.set_defaults(func=cmd_merge)
+    mat = sub.add_parser("matrix", help="run the corpus on each release of a framework, each in an environment "
+                                        "of its own, one results file per release",
+                         usage="conformance matrix PACKAGE==V1,V2,... [...] [options] [PYTEST OPTIONS]")
+    mat.add_argument("releases", nargs="+", help="e.g. numpy==1.26.4,2.0.2,2.4.6 paddlepaddle==3.0.0,3.3.1 "
+                                                 "(a registered framework's package, or its name)")
+    mat.add_argument("--out", default="releases", help="results folder: OUT/FRAMEWORK/VERSION.json (default: "
+                                                       "releases)")
+    mat.add_argument("--envs", default=os.path.join(".conformance", "envs"),
+                     help="where the environments are made and kept (default: .conformance/envs)")
+    mat.add_argument("--installer", choices=("auto", "uv", "pip"), default="auto",
+                     help="uv when installed (auto, the default), or venv + pip")
+    mat.add_argument("--modes", default="eager", help="eager (default), compiled, or eager,compiled")
+    mat.add_argument("-j", "--jobs", type=int, default=1, help="releases run at once (default 1)")
+    mat.add_argument("-n", "--numprocesses", metavar="N", help="pytest-xdist workers within each release's run")
+    mat.set_defaults(func=cmd_matrix)
+    chl = sub.add_parser("changelog", help="the behaviour changelog (changelog.md, changelog.html) from the "
+                                           "results of several releases")
+    chl.add_argument("results", nargs="+", help="results files, one per release (conformance matrix's)")
+    chl.add_argument("--out", default="reports", help="output folder (default: reports)")
+    chl.add_argument("--check", action="store_true",
+                     help="write nothing; exit 1 if the changelog in --out differs from what the results give")
+    chl.set_defaults(func=cmd_changelog)
     lint = sub.add_parser("lint", help="check case files without running them (exit 1 on any problem)")
     lint.add_argument("paths", nargs="*", help="case files or folders (default: cases/)")
     lint.add_argument("--rules", action="store_true", help="list the rules and their codes")
@@ -698,7 +784,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                            "(the shipped one names the built-ins only)")
     schema.set_defaults(func=cmd_schema)
     args, extra = parser.parse_known_args(argv)
-    if extra and args.command != "run":
+    if extra and args.command not in ("run", "matrix"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return args.func(args, extra)

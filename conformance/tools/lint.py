@@ -113,6 +113,11 @@ def check_identical_overrides(case: Case) -> Iterator[Finding]:
         # a compiled mode's override applies over those of its lineage (registry.lineage)
         lineage = registry.lineage(fw)
         before = case.expect_for(lineage[-1], lineage[:-1]) if lineage else case.expect
+        # a versioned override replaces the framework's unversioned one on its releases: it
+        # changes nothing only when it expects what that one (or the shared) does
+        unversioned = case.overrides.get(fw) if override.versions else None
+        if unversioned is not None and unversioned.expect is not None:
+            before = before.merged(unversioned.expect)
         if _comparable(before.merged(override.expect)) == _comparable(before):
             yield Finding("CF006", override.location or case.location,
                           f"the override for {fw!r} expects exactly what the case already expects",
