@@ -282,7 +282,8 @@ class JaxAdapter(JaxProbes, Adapter):
                            # .mT (the counterpart of .mH / adjoint()) of a 0-d or 1-D array
                            r"must be at least two-dimensional for matrix_transpose",
                            # broadcast_to (the counterpart of expand) given torch's -1 ("keep this size")
-                           r"Incompatible types for broadcasting"),
+                           # (jax 0.9.2 and earlier: "Incompatible shapes for broadcasting")
+                           r"Incompatible (types|shapes) for broadcasting"),
         # Array.view(dtype) of a 0-d array to another element size
         "not_contiguous_view": (r"view\(\) of a 0d array is only supported if the itemsize is unchanged",),
         "type_error": (r"could not be resolved to positional-only arguments",  # jax.nn's custom_jvp functions
