@@ -132,6 +132,10 @@ class PaddleStaticAdapter(PaddleAdapter):
     title = "PaddlePaddle, paddle.jit.to_static (SOT)"
     report_rank = 21
     compiles = "paddle"
+    # a child of its own: SOT's translations and static programs grow the process's memory
+    # item after item (caches cleared or not), and in the child the frameworks share, eager
+    # torch_compile items later failed to allocate (std::bad_alloc) in a whole run
+    own_process = True
     backend: str | None = None
     full_graph = False
     min_graph_size = 0
