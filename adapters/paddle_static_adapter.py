@@ -171,6 +171,7 @@ class PaddleStaticAdapter(PaddleAdapter):
         paddle = _paddle()
         _frozen_dataclasses_in_sot()
         reset_compile_state()
+        _always_translated(fn)
         static: dict[int, Any] = {}
 
         def call(*args: Any) -> Any:
@@ -185,6 +186,40 @@ class PaddleStaticAdapter(PaddleAdapter):
                 return static[len(args)](*args)
 
         return call
+
+
+def _always_translated(fn: Any) -> None:
+    """Mark the code of the case's function, and of every function it reaches through its
+    closure (the interpreter's helpers, the operation table's entries), as code SOT must
+    translate every time (``sot_set_with_graph``). Paddle's frame evaluator otherwise stops
+    translating a code object that has run a number of times without producing a graph and
+    runs it eagerly from then on, for the rest of the process: every item's function runs
+    the same code objects (conformance.run.compiled.program), so whether an item was compiled
+    or ran eagerly depended on the items before it (measured: nine items of cases/compiled
+    changed outcome with the files run before them). The mark has no undo, and needs none:
+    the code is the suite's own."""
+    import paddle
+
+    seen: set[int] = set()
+    todo: list[Any] = [fn]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, dict):
+            todo.extend(obj.values())
+        elif isinstance(obj, (list, tuple)):
+            todo.extend(obj)
+        elif isinstance(obj, functools.partial):
+            todo.append(obj.func)
+        elif callable(obj) and hasattr(obj, "__code__"):
+            paddle.framework.core.sot_set_with_graph(obj.__code__)
+            for cell in obj.__closure__ or ():
+                try:
+                    todo.append(cell.cell_contents)
+                except ValueError:  # an empty cell
+                    pass
 
 
 def _setitem(obj: Any, index: Any, value: Any) -> None:
