@@ -43,6 +43,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+import sys
+import types
 from typing import Any
 
 from conformance.adapters.base import NotApplicable, absent, classify_text
@@ -188,38 +190,41 @@ class PaddleStaticAdapter(PaddleAdapter):
         return call
 
 
+_MARKED: set[types.CodeType] = set()
+
+
 def _always_translated(fn: Any) -> None:
-    """Mark the code of the case's function, and of every function it reaches through its
-    closure (the interpreter's helpers, the operation table's entries), as code SOT must
+    """Mark every code object of this suite (the modules of conformance, the adapters among
+    them, with the functions nested in them) and of the case's function as code SOT must
     translate every time (``sot_set_with_graph``). Paddle's frame evaluator otherwise stops
     translating a code object that has run a number of times without producing a graph and
     runs it eagerly from then on, for the rest of the process: every item's function runs
-    the same code objects (conformance.run.compiled.program), so whether an item was compiled
-    or ran eagerly depended on the items before it (measured: nine items of cases/compiled
-    changed outcome with the files run before them). The mark has no undo, and needs none:
-    the code is the suite's own."""
+    the same code objects (conformance.run.compiled.program's interpreter, the operation
+    table's functions and the helpers they call), so whether an item was compiled or ran
+    eagerly depended on the items before it (measured: items of cases/compiled and
+    cases/layers changed outcome with what ran before them). The mark has no undo, and needs
+    none: the code is the suite's own; Paddle's own code stays in SOT's skip list."""
     import paddle
 
-    seen: set[int] = set()
-    todo: list[Any] = [fn]
+    todo: list[Any] = [getattr(fn, "__code__", None)]
+    for name, module in list(sys.modules.items()):
+        if name == "conformance" or name.startswith("conformance."):
+            for value in list(vars(module).values()):
+                if getattr(value, "__module__", None) != name:
+                    continue
+                if isinstance(value, type):
+                    for member in vars(value).values():
+                        member = getattr(member, "__func__", member)
+                        todo.append(getattr(member, "__code__", None))
+                else:
+                    todo.append(getattr(value, "__code__", None))
     while todo:
-        obj = todo.pop()
-        if id(obj) in seen:
+        code = todo.pop()
+        if not isinstance(code, types.CodeType) or code in _MARKED:
             continue
-        seen.add(id(obj))
-        if isinstance(obj, dict):
-            todo.extend(obj.values())
-        elif isinstance(obj, (list, tuple)):
-            todo.extend(obj)
-        elif isinstance(obj, functools.partial):
-            todo.append(obj.func)
-        elif callable(obj) and hasattr(obj, "__code__"):
-            paddle.framework.core.sot_set_with_graph(obj.__code__)
-            for cell in obj.__closure__ or ():
-                try:
-                    todo.append(cell.cell_contents)
-                except ValueError:  # an empty cell
-                    pass
+        _MARKED.add(code)
+        paddle.framework.core.sot_set_with_graph(code)
+        todo.extend(const for const in code.co_consts if isinstance(const, types.CodeType))
 
 
 def _setitem(obj: Any, index: Any, value: Any) -> None:
