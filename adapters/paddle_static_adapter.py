@@ -138,6 +138,9 @@ class PaddleStaticAdapter(PaddleAdapter):
     # item after item (caches cleared or not), and in the child the frameworks share, eager
     # torch_compile items later failed to allocate (std::bad_alloc) in a whole run
     own_process = True
+    # and each item in a fresh one: Paddle's frame evaluator keeps per code object whether to
+    # translate it, for the whole process, with no call that clears it (docs/compiled-paddle.md)
+    process_per_item = True
     backend: str | None = None
     full_graph = False
     min_graph_size = 0
