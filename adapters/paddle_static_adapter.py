@@ -78,11 +78,9 @@ def reset_compile_state() -> None:
     """Clear SOT's caches: translated code with its guards, the compiled static programs, the
     inferred metas of operations and layers, the Variables they are inferred with, and the
     per-code step counts."""
-    from paddle.jit.sot.infer_meta import InferMetaCache, LayerInferMetaCache
+    from paddle.jit.sot.infer_meta import InferMetaCache, LayerInferMetaCache, VariableCreator
     from paddle.jit.sot.opcode_translator.executor.executor_cache import OpcodeExecutorCache
     from paddle.jit.sot.symbolic.compile_cache import CompileSIRCache
-
-    from paddle.jit.sot.infer_meta import VariableCreator
     from paddle.jit.sot.utils.utils import Singleton, StepInfoManager
 
     OpcodeExecutorCache().clear()
@@ -99,7 +97,7 @@ def reset_compile_state() -> None:
 def _dataclass_from_dict(dataclass_type: type, data: dict[str, Any]) -> Any:
     """paddle.jit.dy2static.utils.dataclass_from_dict (no ``__post_init__``, as there), that
     also rebuilds a frozen dataclass."""
-    instance = dataclass_type.__new__(dataclass_type)
+    instance: Any = object.__new__(dataclass_type)
     for fd in dataclasses.fields(dataclass_type):
         object.__setattr__(instance, fd.name, data[fd.name])
     return instance
@@ -115,7 +113,7 @@ def _frozen_dataclasses_in_sot() -> None:
 
     for module in (dy2static_utils, variables_base, variables_basic, sot_utils):
         if getattr(module, "dataclass_from_dict", None) is not None:
-            module.dataclass_from_dict = _dataclass_from_dict
+            module.dataclass_from_dict = _dataclass_from_dict  # type: ignore[attr-defined]
 
 
 # measured on Paddle 3.3.1: what a function using these returns under SOT depends on what ran

@@ -137,7 +137,8 @@ def test_items_are_named_for_the_mode() -> None:
          "paddle,paddle_static", "cases/inplace/binary_math.yaml"],
         capture_output=True, text=True, timeout=300, cwd=ROOT)
     names = [line for line in result.stdout.splitlines() if "::" in line]
-    assert "cases/inplace/binary_math.yaml::inplace.add_.view_sees_result[paddle_static]" in names, result.stdout[-2000:]
+    item = "cases/inplace/binary_math.yaml::inplace.add_.view_sees_result[paddle_static]"
+    assert item in names, result.stdout[-2000:]
     assert "cases/inplace/binary_math.yaml::inplace.add_.view_sees_result[paddle]" in names
 
 
