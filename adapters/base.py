@@ -441,6 +441,10 @@ class Adapter(ArrayProbes):
     # True: its items run in a sandbox child of their own, not the one the frameworks share:
     # it cannot be imported into a process in every order (conformance.run.sandbox)
     own_process: ClassVar[bool] = False
+    # True: each of its items runs in a fresh sandbox child (the first item its process runs):
+    # a framework that keeps process-wide state no call can clear, which changes what an item
+    # does depending on the items before it (conformance.run.sandbox)
+    process_per_item: ClassVar[bool] = False
     # frameworks imported (where installed) before this one, in one process: another
     # framework that crashes a process importing it after this one (TensorFlow: Paddle);
     # setup() imports them first, so that the order never depends on which items ran before

@@ -40,6 +40,7 @@ BUILTIN = {
     "jax_jit": "conformance.adapters.jax_jit_adapter:JaxJitAdapter",
     "tensorflow_function": "conformance.adapters.tensorflow_function_adapter:TensorflowFunctionAdapter",
     "tensorflow_xla": "conformance.adapters.tensorflow_xla_adapter:TensorflowXlaAdapter",
+    "paddle_static": "conformance.adapters.paddle_static_adapter:PaddleStaticAdapter",
 }
 ENTRY_POINT_GROUP = "conformance.adapters"
 CASE_SCHEMA_FILE = Path(__file__).resolve().parent / "data" / "case.schema.json"

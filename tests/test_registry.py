@@ -40,10 +40,13 @@ def test_builtin_frameworks_are_declared_by_their_adapters() -> None:
                                 "tensorflow"),
         "tensorflow_xla": ("TensorFlow, tf.function (jit_compile=True, XLA)", True, False, False, ("cpu",),
                            True, True, True, "tensorflow"),
+        "paddle_static": ("PaddlePaddle, paddle.jit.to_static (SOT)", True, True, True, ("cpu", "cuda"), True, True,
+                          True, "paddle"),
     }
     assert {name: registry.lineage(name) for name in registry.BUILTIN if registry.lineage(name)} == {
         "torch_compile": ("torch",), "torch_inductor": ("torch", "torch_compile"), "jax_jit": ("jax",),
-        "tensorflow_function": ("tensorflow",), "tensorflow_xla": ("tensorflow", "tensorflow_function")}
+        "tensorflow_function": ("tensorflow",), "tensorflow_xla": ("tensorflow", "tensorflow_function"),
+        "paddle_static": ("paddle",)}
     assert registry.framework_names() == list(registry.BUILTIN)
 
 

@@ -62,15 +62,24 @@ def program(steps: Sequence[Step], ops: dict[str, Callable[..., Any]], inputs: S
         if isinstance(expr, Const):
             return expr.value
         if isinstance(expr, Seq):
-            items = [evaluate(e, env) for e in expr.items]
+            items: list[Any] = []
+            for e in expr.items:
+                items.append(evaluate(e, env))
             return tuple(items) if expr.tuple_ else items
         if isinstance(expr, SliceExpr):
             return slice(evaluate(expr.start, env), evaluate(expr.stop, env), evaluate(expr.step, env))
-        if isinstance(expr, PyOp):
-            return ops["op:" + expr.op](*[evaluate(a, env) for a in expr.args])
-        if isinstance(expr, Op):
-            return ops[expr.key](*[evaluate(a, env) for a in expr.args],
-                                 **{k: evaluate(v, env) for k, v in expr.kwargs})
+        # (loops, not comprehensions: Paddle's SOT, resuming after a graph break (backward()),
+        # gives a comprehension's closure the wrong cells: "'dict' object is not callable")
+        if isinstance(expr, (PyOp, Op)):
+            args: list[Any] = []
+            for a in expr.args:
+                args.append(evaluate(a, env))
+            if isinstance(expr, PyOp):
+                return ops["op:" + expr.op](*args)
+            kwargs: dict[str, Any] = {}
+            for k, v in expr.kwargs:
+                kwargs[k] = evaluate(v, env)
+            return ops[expr.key](*args, **kwargs)
         return None
 
     def store(target: Any, value: Any, env: dict[str, Any]) -> None:
@@ -109,9 +118,18 @@ def program(steps: Sequence[Step], ops: dict[str, Callable[..., Any]], inputs: S
                     ops["setattr:" + target.attr](obj, ops[op](ops["attr:" + target.attr](obj), value))
 
     def function(*args: Any) -> tuple[tuple[Any, ...], tuple[bool, ...]]:
-        env = dict(zip(inputs, args))
+        # loops, not dict(zip(...)), generators or comprehensions, which Paddle's SOT cannot
+        # translate, or resume after a graph break (the whole function eager, or wrong cells)
+        env: dict[str, Any] = {}
+        for name, arg in zip(inputs, args):
+            env[name] = arg
         run(steps, env)
-        return tuple(env.get(n) for n in outputs), tuple(n in env for n in outputs)
+        values: list[Any] = []
+        bound: list[bool] = []
+        for n in outputs:
+            values.append(env.get(n))
+            bound.append(n in env)
+        return tuple(values), tuple(bound)
 
     return function
 

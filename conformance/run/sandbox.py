@@ -176,6 +176,8 @@ class Sandbox:
             return child.run(case, framework)
         finally:
             self.last_crash = child.last_crash
+            if _process_per_item(framework):
+                child.close()  # the next item of this framework starts a fresh child
 
     def new_output(self) -> str:
         """What the child of the last item wrote since the last call."""
@@ -199,7 +201,12 @@ class Sandbox:
 
 
 def _own_process(framework: str) -> bool:
-    return bool(getattr(registry.adapter_class(framework), "own_process", False))
+    return bool(getattr(registry.adapter_class(framework), "own_process", False)
+                or _process_per_item(framework))
+
+
+def _process_per_item(framework: str) -> bool:
+    return bool(getattr(registry.adapter_class(framework), "process_per_item", False))
 
 
 class FrameworkProcess:

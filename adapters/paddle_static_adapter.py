@@ -1,0 +1,279 @@
+"""PaddlePaddle compiled (issue 19): each case's steps as one function, compiled with
+``paddle.jit.to_static(fn, full_graph=False, backend=None)``: SOT (symbolic opcode
+translation, Paddle 3's default dynamic-to-static mode), which translates the function's
+bytecode, captures the Paddle operations into static programs run by the PHI kernels and
+runs what it cannot capture eagerly between them (a graph break). Everything else is the
+paddle adapter's.
+
+``backend=None`` (PHI) is what ``to_static``'s default ``backend="CINN"`` becomes on a build
+without CINN, silently: ``paddle.is_compiled_with_cinn()`` is False in the CPU wheel of 3.3.1,
+and CINN also needs a CUDA place (paddle.jit.dy2static.utils.cinn_is_available).
+
+Graph size: SOT runs a captured graph of fewer than ``MIN_GRAPH_SIZE`` operations (an
+environment variable, 10 by default) eagerly instead of compiling it; nearly every case is that
+small, so the mode compiles every graph (``min_graph_size = 0``, through SOT's own
+``min_graph_size_guard``, as Paddle's SOT tests do), only during the compiled call.
+
+Compile state: SOT keeps what it translated in process-wide singletons keyed by code object
+(every case's compiled function runs the same code objects, conformance.run.compiled.program's
+closures), guarded by the inputs; they are cleared before every compile (reset_compile_state),
+so that no translation, guard or static program of an earlier item or prefix is reused.
+
+What the adapter does so that SOT translates the function instead of running it eagerly:
+
+- ``to_static`` binds the call's arguments to the function's named parameters and counts
+  ``*args`` as none ("requires 0 arguments"): the function is called through one of as many
+  named parameters as the case has inputs (_positional);
+- item and attribute assignment are the statements ``x[i] = v`` and ``x.attr = v``
+  (_setitem, _setattr), not calls of ``operator.setitem`` and ``setattr``, which SOT 3.3.1
+  cannot simulate (an InnerError, "value: None, type should be VariableBase(or derived)"):
+  the same Python semantics, as a user writes them;
+- SOT's ``dataclass_from_dict`` (paddle/jit/dy2static/utils.py, used wherever SOT rebuilds a
+  dataclass instance it simulated, e.g. for ``isinstance``) sets each field with ``setattr``,
+  which a frozen dataclass refuses (FrozenInstanceError, caught by SOT, which then runs the
+  whole function eagerly: nothing compiled). The case's steps are frozen dataclasses
+  (conformance/ir.py), read by the function's interpreter: the adapter replaces that helper by
+  one that sets the fields with ``object.__setattr__``, as a frozen dataclass's own
+  ``__init__`` does. It is only ever given the interpreter's dataclasses: no Paddle
+  operation or tensor goes through it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import sys
+import types
+from typing import Any
+
+from conformance.adapters.base import NotApplicable, absent, classify_text
+from conformance.adapters.paddle_adapter import PaddleAdapter, _paddle
+
+# an exception's own line in SOT's report ("ValueError: Sorry about ..."), not its traceback
+_EXCEPTION_LINE = re.compile(r"^\s*((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): (.+)$")
+_SOURCE_PLACE = re.compile(r"\s*\(at /paddle/[^)]*\)")
+
+
+def compact_sot_report(text: str) -> str:
+    """SOT's report as its first line, each exception line in it, in order, and its last
+    line (where SOT prints the operation's message on its own), joined by `` | `` (the
+    traceback lines, with their paths, left out)."""
+    lines = text.splitlines()
+    found: list[str] = []
+    for line in lines:
+        m = _EXCEPTION_LINE.match(line)
+        if m:
+            entry = _SOURCE_PLACE.sub("", f"{m.group(1).rsplit('.', 1)[-1]}: {m.group(2).strip()}")
+            if entry not in found:
+                found.append(entry)
+    # the operation's message where SOT prints it on its own after the traceback
+    last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+    if last and not last.startswith(("File ", "^")) and not any(last in entry for entry in found):
+        found.append(_SOURCE_PLACE.sub("", last))
+    return " | ".join([lines[0].strip() if lines else "", *found])
+
+
+def reset_compile_state() -> None:
+    """Clear SOT's caches: translated code with its guards, the compiled static programs, the
+    inferred metas of operations and layers, the Variables they are inferred with, and the
+    per-code step counts."""
+    from paddle.jit.sot.infer_meta import InferMetaCache, LayerInferMetaCache, VariableCreator
+    from paddle.jit.sot.opcode_translator.executor.executor_cache import OpcodeExecutorCache
+    from paddle.jit.sot.symbolic.compile_cache import CompileSIRCache
+    from paddle.jit.sot.utils.utils import Singleton, StepInfoManager
+
+    OpcodeExecutorCache().clear()
+    CompileSIRCache().clear()
+    InferMetaCache().clear()
+    LayerInferMetaCache().clear()
+    # the static Variables SOT infers metas with, cached by dtype and shape only (a sparse
+    # tensor met one of a dense tensor made earlier), and the steps counted per code object:
+    # made anew when next used
+    for cls in (VariableCreator, StepInfoManager):
+        Singleton._instances.pop(cls, None)
+
+
+def _dataclass_from_dict(dataclass_type: type, data: dict[str, Any]) -> Any:
+    """paddle.jit.dy2static.utils.dataclass_from_dict (no ``__post_init__``, as there), that
+    also rebuilds a frozen dataclass."""
+    instance: Any = object.__new__(dataclass_type)
+    for fd in dataclasses.fields(dataclass_type):
+        object.__setattr__(instance, fd.name, data[fd.name])
+    return instance
+
+
+@functools.cache
+def _frozen_dataclasses_in_sot() -> None:
+    """Replace SOT's dataclass_from_dict in every module that imported it (once a process)."""
+    import paddle.jit.dy2static.utils as dy2static_utils
+    import paddle.jit.sot.opcode_translator.executor.variables.base as variables_base
+    import paddle.jit.sot.opcode_translator.executor.variables.basic as variables_basic
+    import paddle.jit.sot.utils.utils as sot_utils
+
+    for module in (dy2static_utils, variables_base, variables_basic, sot_utils):
+        if getattr(module, "dataclass_from_dict", None) is not None:
+            module.dataclass_from_dict = _dataclass_from_dict  # type: ignore[attr-defined]
+
+
+# measured on Paddle 3.3.1: what a function using these returns under SOT depends on what ran
+# before it in the process (the sparse tensor's indices()/values(), or eager behaviour; the
+# complex views, a copy or a view) although every SOT cache this adapter knows is cleared per
+# compile: no case with them runs to a reproducible outcome in this mode
+_NOT_REPRODUCIBLE = ("method:to_sparse", "fn:view_as_complex", "fn:view_as_real")
+_NOT_REPRODUCIBLE_WHY = ("under paddle.jit.to_static (SOT) a function using it gives a result that depends on what ran "
+                         "earlier in the process (measured on Paddle 3.3.1: a sparse tensor's indices()/values() raise "
+                         "InnerError \"'NoneType' object has no attribute 'indices'\" or behave as in eager; a complex "
+                         "view is a copy or a view), so no case with it has a reproducible outcome in this mode")
+
+
+class PaddleStaticAdapter(PaddleAdapter):
+    name = "paddle_static"
+    title = "PaddlePaddle, paddle.jit.to_static (SOT)"
+    report_rank = 21
+    compiles = "paddle"
+    # a child of its own: SOT's translations and static programs grow the process's memory
+    # item after item (caches cleared or not), and in the child the frameworks share, eager
+    # torch_compile items later failed to allocate (std::bad_alloc) in a whole run
+    own_process = True
+    # and each item in a fresh one: Paddle's frame evaluator keeps per code object whether to
+    # translate it, for the whole process, with no call that clears it (docs/compiled-paddle.md)
+    process_per_item = True
+    backend: str | None = None
+    full_graph = False
+    min_graph_size = 0
+    # what SOT raises of its own, wrapping or replacing the operation's error
+    exception_types = PaddleAdapter.exception_types | frozenset({
+        "paddle.jit.sot.utils.exceptions.InnerError",
+    })
+
+    def error_message(self, exc: BaseException) -> str:
+        """SOT's own errors (InnerError: "In simulate execution:" and the translated code's
+        traceback, with the paths of this checkout) as their first line and each exception
+        line of the report, in order: the operation's error is the last."""
+        text = super().error_message(exc)
+        return compact_sot_report(text) if type(exc).__module__.startswith("paddle.jit.sot") else text
+
+    def classify_error(self, exc: BaseException) -> str:
+        if not type(exc).__module__.startswith("paddle.jit.sot"):
+            return super().classify_error(exc)
+        return classify_text(f"{type(exc).__name__}: {self.error_message(exc)}", self.error_kinds())
+
+    def operations(self) -> dict[str, Any]:
+        ops = super().operations()
+        ops["op:setitem"] = _setitem
+        for key in _NOT_REPRODUCIBLE:
+            if key in ops:
+                ops[key] = absent(_NOT_REPRODUCIBLE_WHY)
+        for key, op in ops.items():
+            if key.startswith("setattr:") and not hasattr(op, "not_applicable"):
+                ops[key] = _SETATTR[key.removeprefix("setattr:")]
+        return ops
+
+    def compile(self, fn: Any) -> Any:
+        paddle = _paddle()
+        _frozen_dataclasses_in_sot()
+        reset_compile_state()
+        _always_translated(fn)
+        static: dict[int, Any] = {}
+
+        def call(*args: Any) -> Any:
+            from paddle.jit.sot.utils.envs import min_graph_size_guard
+
+            if len(args) not in static:
+                static[len(args)] = paddle.jit.to_static(_positional(fn, len(args)), full_graph=self.full_graph,
+                                                         backend=self.backend)
+            # every graph SOT captures is compiled, however small (MIN_GRAPH_SIZE, 10 by default,
+            # runs a graph of fewer operations eagerly: nearly every case's)
+            with min_graph_size_guard(self.min_graph_size):
+                return static[len(args)](*args)
+
+        return call
+
+
+_MARKED: set[types.CodeType] = set()
+
+
+def _always_translated(fn: Any) -> None:
+    """Mark every code object of this suite (the modules of conformance, the adapters among
+    them, with the functions nested in them) and of the case's function as code SOT must
+    translate every time (``sot_set_with_graph``). Paddle's frame evaluator otherwise stops
+    translating a code object that has run a number of times without producing a graph and
+    runs it eagerly from then on, for the rest of the process: every item's function runs
+    the same code objects (conformance.run.compiled.program's interpreter, the operation
+    table's functions and the helpers they call), so whether an item was compiled or ran
+    eagerly depended on the items before it (measured: items of cases/compiled and
+    cases/layers changed outcome with what ran before them). The mark has no undo, and needs
+    none: the code is the suite's own; Paddle's own code stays in SOT's skip list."""
+    import paddle
+
+    todo: list[Any] = [getattr(fn, "__code__", None)]
+    for name, module in list(sys.modules.items()):
+        if name == "conformance" or name.startswith("conformance."):
+            for value in list(vars(module).values()):
+                if getattr(value, "__module__", None) != name:
+                    continue
+                if isinstance(value, type):
+                    for member in vars(value).values():
+                        member = getattr(member, "__func__", member)
+                        todo.append(getattr(member, "__code__", None))
+                else:
+                    todo.append(getattr(value, "__code__", None))
+    while todo:
+        code = todo.pop()
+        if not isinstance(code, types.CodeType) or code in _MARKED:
+            continue
+        _MARKED.add(code)
+        paddle.framework.core.sot_set_with_graph(code)
+        todo.extend(const for const in code.co_consts if isinstance(const, types.CodeType))
+
+
+def _setitem(obj: Any, index: Any, value: Any) -> None:
+    """``obj[index] = value``, the statement (STORE_SUBSCR), as the eager table's
+    operator.setitem does it: SOT translates the statement, but a call of operator.setitem
+    stops its translation with an InnerError ("value: None, type should be VariableBase")."""
+    obj[index] = value
+
+
+def _set_requires_grad(obj: Any, value: Any) -> None:
+    obj.requires_grad = value
+
+
+def _set_stop_gradient(obj: Any, value: Any) -> None:
+    obj.stop_gradient = value
+
+
+def _set_data(obj: Any, value: Any) -> None:
+    obj.data = value
+
+
+# ``obj.<attr> = value``, the statement (STORE_ATTR), for the same reason as _setitem: a call
+# of the builtin setattr stops SOT's translation the same way. One function per attribute
+# the Paddle table assigns (an attribute it gains needs one here: tests/test_compiled_paddle.py)
+_SETATTR = {"requires_grad": _set_requires_grad, "stop_gradient": _set_stop_gradient, "data": _set_data}
+
+
+def _positional(fn: Any, count: int) -> Any:
+    """``fn`` (a function of ``*args``) as a function of ``count`` named positional parameters:
+    to_static refuses a function of ``*args`` ("requires 0 arguments")."""
+    if count not in _ARITIES:
+        raise NotApplicable(f"paddle.jit.to_static here takes a case of at most {max(_ARITIES)} inputs, not {count}")
+    return _ARITIES[count](fn)
+
+
+# a function of n named parameters calling fn with them, for each n a case may have
+_ARITIES: dict[int, Any] = {
+    0: lambda fn: lambda: fn(),
+    1: lambda fn: lambda a: fn(a),
+    2: lambda fn: lambda a, b: fn(a, b),
+    3: lambda fn: lambda a, b, c: fn(a, b, c),
+    4: lambda fn: lambda a, b, c, d: fn(a, b, c, d),
+    5: lambda fn: lambda a, b, c, d, e: fn(a, b, c, d, e),
+    6: lambda fn: lambda a, b, c, d, e, f: fn(a, b, c, d, e, f),
+    7: lambda fn: lambda a, b, c, d, e, f, g: fn(a, b, c, d, e, f, g),
+    8: lambda fn: lambda a, b, c, d, e, f, g, h: fn(a, b, c, d, e, f, g, h),
+    9: lambda fn: lambda a, b, c, d, e, f, g, h, i: fn(a, b, c, d, e, f, g, h, i),
+    10: lambda fn: lambda a, b, c, d, e, f, g, h, i, j: fn(a, b, c, d, e, f, g, h, i, j),
+    11: lambda fn: lambda a, b, c, d, e, f, g, h, i, j, k: fn(a, b, c, d, e, f, g, h, i, j, k),
+    12: lambda fn: lambda a, b, c, d, e, f, g, h, i, j, k, m: fn(a, b, c, d, e, f, g, h, i, j, k, m),
+}
