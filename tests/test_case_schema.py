@@ -227,7 +227,8 @@ def test_expectation_keys(schema: dict[str, Any]) -> None:
 
 
 def test_override_keys(schema: dict[str, Any]) -> None:
-    override = schema["$defs"]["override"]
+    assert schema["$defs"]["override"]["anyOf"][0] == {"$ref": "#/$defs/overrideEntry"}  # or a list of them
+    override = schema["$defs"]["overrideEntry"]
     assert tuple(override["properties"]) == overrides.OVERRIDE_KEYS
     assert override["additionalProperties"] is False
 

@@ -225,7 +225,7 @@ def test_results_json_has_one_record_per_item_and_follows_the_schema(corpus: pyt
         {"a": "y", "b": "x", "class": "view", "relations": {"shares_memory": True}}]
     assert "YAML syntax error" in by_case["<file>"]["reason"]
     assert {k: v for k, v in data["run"].items() if k != "corpus"} == {
-        "items": 6, "exit_status": 1, "corpus_items": 18, "partial": ["only numpy (--frameworks; not torch, paddle)"]}
+        "items": 6, "exit_status": 1, "corpus_items": 16, "partial": ["only numpy (--frameworks; not torch, paddle)"]}
     assert data["environment"]["frameworks"]["numpy"]["devices"] == ["cpu"]
     assert data["cases"]["views.expand.diverges"]["productions"] == [
         {"step": 1, "operation": "method:reshape", "result": "y", "input": "x"}]
