@@ -198,8 +198,12 @@ class PaddleProbes(ArrayProbes):
         if not self._is_tensor(obj):
             return super().probe_restore(obj, snapshot)
         paddle = _paddle()
+        source = paddle.to_tensor(snapshot, dtype=obj.dtype)
         with paddle.no_grad():
-            obj.copy_(paddle.to_tensor(snapshot, dtype=obj.dtype))
+            if obj.is_contiguous():
+                obj.copy_(source)
+            else:  # Paddle 3.0 and 3.1 segfault in copy_ into a strided view; assign writes it right
+                paddle.assign(source, output=obj)
 
 
 # Paddle's warn-once flags: module globals set after the first warning, so that in one
