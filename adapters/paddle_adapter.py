@@ -200,10 +200,9 @@ class PaddleProbes(ArrayProbes):
         paddle = _paddle()
         source = paddle.to_tensor(snapshot, dtype=obj.dtype)
         with paddle.no_grad():
-            if obj.is_contiguous():
-                obj.copy_(source)
-            else:  # Paddle 3.0 and 3.1 segfault in copy_ into a strided view; assign writes it right
-                paddle.assign(source, output=obj)
+            # not obj.copy_(source): Paddle 3.0 segfaults in copy_ into any view (a slice, a
+            # transpose); assign writes through a view right on every release from 3.0
+            paddle.assign(source, output=obj)
 
 
 # Paddle's warn-once flags: module globals set after the first warning, so that in one
