@@ -293,6 +293,18 @@ def test_the_changelog_shows_each_change_between_consecutive_releases_side_by_si
         changelog.build([("mid.json", mid), ("again.json", mid)])
 
 
+def test_an_outcome_that_changed_with_the_same_observations_shows_the_error_message_that_did() -> None:
+    # JAX 0.8.3 -> 0.9.2: the same ValueError at the same step, another wording, which a
+    # versioned expectation matches: the step shows the two messages, not a bare outcome
+    old_record = record("t.a", "numpy", "known_divergence", error=(4, "other", "ValueError"), reason="r")
+    new_record = record("t.a", "numpy", error=(4, "other", "ValueError"))
+    new_record["behaviour"]["error"]["message"] = "Buffer has been deleted or donated."
+    log = changelog.build([("old.json", _release("0.8.3", [old_record])),
+                           ("new.json", _release("0.9.2", [new_record]))])
+    (step,) = log.steps["numpy"]
+    assert step.changes[0].details == ["error message: 'boom' → 'Buffer has been deleted or donated.'"]
+
+
 def test_changelog_check_fails_on_a_stale_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = []
     for version in ("1.26.4", "2.4.6"):

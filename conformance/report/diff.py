@@ -71,6 +71,8 @@ def compare(old: dict[str, Any], new: dict[str, Any]) -> Diff:
         details = _observation_changes(a, b)
         if a["outcome"] == b["outcome"] and not details:
             continue
+        if not details:  # the outcome changed and no compared observation did: say what did
+            details = _message_change(a, b)
         changes.append(Change(key[0], key[1], a["outcome"], b["outcome"], _words(a), _words(b), details))
     only = lambda x, y: sorted(k for k in x.keys() - y.keys() if k[0] in (old_cases & new_cases))  # noqa: E731
     return Diff(old["environment"], new["environment"], sorted(new_cases - old_cases), sorted(old_cases - new_cases),
@@ -107,6 +109,15 @@ def _observation_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
         if (key in oa, normalised(oa.get(key))) != (key in ob, normalised(ob.get(key))):
             out.append(f"{key}: {_short(oa.get(key, 'not observed'))} → {_short(ob.get(key, 'not observed'))}")
     return out
+
+
+def _message_change(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """The error message's change, where only the wording differs (an expectation that
+    matches the message then decides the outcome)."""
+    ea, eb = a["behaviour"].get("error") or {}, b["behaviour"].get("error") or {}
+    if ea.get("message") != eb.get("message"):
+        return [f"error message: {_short(ea.get('message', 'none'))} → {_short(eb.get('message', 'none'))}"]
+    return []
 
 
 def _cls(value: str | None) -> str:
