@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("conformance.registry", "conformance.run"),  # which frameworks there are; running a case
     ("conformance.report",),  # results and pages
     ("conformance.plugin",),  # pytest
-    ("conformance.tools", "conformance.__main__"),  # the command
+    ("conformance.tools", "conformance.discover", "conformance.__main__"),  # the command; generated programs
 ]
 # the package itself: its __init__ only makes the checkout's adapters/ and cases/ importable
 PACKAGE = "conformance"

@@ -372,6 +372,41 @@ def cmd_changelog(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def cmd_discover(args: argparse.Namespace, extra: list[str]) -> int:
+    try:
+        import hypothesis  # noqa: F401
+    except ImportError:
+        print("conformance discover: it needs Hypothesis, which generates and shrinks the programs: "
+              "pip install 'conformance[discover]'", file=sys.stderr)
+        return 2
+    from conformance.discover.run import GeneratorError, discover, write
+    from conformance.run.sandbox import Sandbox
+
+    if args.seconds is None and args.programs is None:
+        print("conformance discover: give a budget: --seconds N or --programs N", file=sys.stderr)
+        return 2
+    names = _framework_list(args.frameworks)
+    sandbox = Sandbox(args.case_timeout)
+    try:
+        result = discover(names, seconds=args.seconds, max_programs=args.programs, seed=args.seed, sandbox=sandbox)
+    except GeneratorError as exc:
+        _error(f"conformance discover: {exc}")
+        return 1
+    finally:
+        sandbox.close()
+    paths = write(result, Path(args.out))
+    rate = result.programs / result.seconds if result.seconds else 0.0
+    print(for_terminal(f"conformance discover: {result.programs} programs in {result.seconds:.0f} s "
+                       f"({rate:.1f}/s), {len(result.found)} finding(s)"))
+    for found in result.found:
+        f = found.finding
+        print(for_terminal(f"  {f.oracle} {f.framework}: {f.program.describe()} (x of shape {list(f.program.shape)}): "
+                           f"{f.summary}"))
+    for path in paths:
+        print(for_terminal(f"conformance discover: wrote {path}"))
+    return 0
+
+
 def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance import registry
     from conformance.load.folders import scan
@@ -744,6 +779,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     chl.add_argument("--check", action="store_true",
                      help="write nothing; exit 1 if the changelog in --out differs from what the results give")
     chl.set_defaults(func=cmd_changelog)
+    dsc = sub.add_parser("discover", help="generate programs of views and writes, run them on the frameworks and "
+                                          "write what the oracles find as minimal cases (docs/discover.md)")
+    dsc.add_argument("--seconds", type=float, help="time budget")
+    dsc.add_argument("--programs", type=int, help="program budget")
+    dsc.add_argument("--seed", type=int, default=0, help="the run's seed (default 0): the same seed, the same programs")
+    dsc.add_argument("--frameworks", default="torch,numpy,paddle",
+                     help="comma-separated frameworks or compiled modes (default: torch,numpy,paddle)")
+    dsc.add_argument("--out", default="discovered", help="where findings.md, findings.json and findings.yaml go "
+                                                         "(default: discovered)")
+    dsc.add_argument("--case-timeout", metavar="SECONDS", type=float, default=DEFAULT_TIMEOUT_S,
+                     help=f"per program and framework (default {DEFAULT_TIMEOUT_S:g}; 0 = none)")
+    dsc.set_defaults(func=cmd_discover)
     lint = sub.add_parser("lint", help="check case files without running them (exit 1 on any problem)")
     lint.add_argument("paths", nargs="*", help="case files or folders (default: cases/)")
     lint.add_argument("--rules", action="store_true", help="list the rules and their codes")

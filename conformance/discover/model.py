@@ -1,0 +1,119 @@
+"""The reference model of strided memory: what every tensor of a program must hold.
+
+Memory is a list of flat storages; a tensor is a storage and an index array (for each of its
+elements, the position in the storage it reads). A view step applies its operation's
+documented semantics (``ViewOp.index``) to its source's index array and keeps the storage; a
+copy step gathers the values into a new storage. A write computes the new values of the
+elements its target reads and stores them there; a write that rebinds (``v += c`` where the
+framework has no in-place ``+=``) makes a new storage instead. After the program, every
+tensor's values are its storage at its indices, and two tensors overlap when they read a
+common position of one storage.
+
+Which steps are views is not assumed (except that ``clone`` copies, as every framework
+documents): :func:`explanations` tries every assignment of view or
+copy to the view steps (and in place or rebind to the augmented assignments) and keeps those
+that reproduce everything a framework was observed to hold. A framework's behaviour that no
+assignment explains is one that no composition of the operations' documented semantics can
+produce: a value in the wrong place, a write lost or duplicated, memory shared where no
+element is. That is the model oracle; it needs no expectation written by hand, and it holds
+whichever operations a framework implements as views or copies.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from conformance.discover.programs import VIEWS_BY_NAME, WRITES_BY_NAME, Program
+
+VIEW, COPY, IN_PLACE, REBIND = "view", "copy", "in place", "rebind"
+
+
+@dataclass(frozen=True)
+class Prediction:
+    values: dict[str, np.ndarray]
+    overlaps: dict[tuple[str, str], bool]  # (later name, earlier name) -> share an element
+
+
+def decision_points(program: Program) -> list[int]:
+    """The steps whose semantics the model leaves open: every view step (view or copy) and
+    every write that may rebind."""
+    return [i for i, s in enumerate(program.steps)
+            if (s.is_view and not VIEWS_BY_NAME[s.op].copies) or (not s.is_view and WRITES_BY_NAME[s.op].rebinds)]
+
+
+def predict(program: Program, decisions: Mapping[int, str]) -> Prediction:
+    storages = [np.arange(math.prod(program.shape), dtype=np.float64) + 1.0]
+    tensors: dict[str, tuple[int, np.ndarray]] = {
+        "x": (0, np.arange(math.prod(program.shape), dtype=np.int64).reshape(program.shape))}
+    for i, step in enumerate(program.steps):
+        sid, idx = tensors[step.target]
+        if step.is_view:
+            assert step.result is not None
+            new_idx = np.asarray(VIEWS_BY_NAME[step.op].index(idx, step.args))
+            if decisions.get(i, COPY if VIEWS_BY_NAME[step.op].copies else VIEW) == VIEW:
+                tensors[step.result] = (sid, new_idx)
+            else:
+                storages.append(storages[sid][new_idx].reshape(-1).copy())
+                tensors[step.result] = (len(storages) - 1, np.arange(new_idx.size).reshape(new_idx.shape))
+            continue
+        write = WRITES_BY_NAME[step.op]
+        new_values = write.apply(storages[sid][idx], step.args)
+        if write.rebinds and decisions.get(i, IN_PLACE) == REBIND:
+            storages.append(np.asarray(new_values, dtype=np.float64).reshape(-1).copy())
+            tensors[step.target] = (len(storages) - 1, np.arange(idx.size).reshape(idx.shape))
+        else:
+            storages[sid][idx] = new_values
+    values = {name: storages[sid][idx] for name, (sid, idx) in tensors.items()}
+    names = program.names()
+    overlaps = {}
+    for a_i, a in enumerate(names):
+        for b in names[:a_i]:
+            (sa, ia), (sb, ib) = tensors[a], tensors[b]
+            overlaps[(a, b)] = sa == sb and bool(np.intersect1d(ia.reshape(-1), ib.reshape(-1)).size)
+    return Prediction(values, overlaps)
+
+
+def assignments(program: Program, fixed: Mapping[int, str] | None = None) -> Iterator[dict[int, str]]:
+    points = decision_points(program)
+    options = [([VIEW, COPY] if program.steps[i].is_view else [IN_PLACE, REBIND]) for i in points]
+    for combo in itertools.product(*options):
+        chosen = dict(zip(points, combo))
+        if fixed and any(chosen[i] != v for i, v in fixed.items() if i in chosen):
+            continue
+        yield chosen
+
+
+def mismatches(prediction: Prediction, observed: Mapping[str, object]) -> list[str]:
+    """What an observation (values.NAME, shares_memory.A.B keys) holds that the prediction does not."""
+    out = []
+    for name, value in prediction.values.items():
+        seen = observed.get(f"values.{name}")
+        if seen is None:
+            continue
+        got = np.asarray(seen, dtype=np.float64)
+        if got.shape != value.shape or not np.allclose(got, value, rtol=0.0, atol=1e-9, equal_nan=True):
+            out.append(f"values of {name}: model {value.tolist()}, observed {got.tolist()}")
+    for (a, b), overlap in prediction.overlaps.items():
+        seen = observed.get(f"shares_memory.{a}.{b}")
+        if isinstance(seen, bool) and seen != overlap:
+            out.append(f"shares_memory({a}, {b}): model {overlap}, observed {seen}")
+    return out
+
+
+def explanations(program: Program, observed: Mapping[str, object],
+                 fixed: Mapping[int, str] | None = None) -> tuple[list[dict[int, str]], list[str]]:
+    """Every assignment that reproduces the observation, and, when there is none, the
+    mismatches of the assignment that comes closest."""
+    found, closest = [], None
+    for chosen in assignments(program, fixed):
+        wrong = mismatches(predict(program, chosen), observed)
+        if not wrong:
+            found.append(chosen)
+        elif closest is None or len(wrong) < len(closest):
+            closest = wrong
+    return found, ([] if found else (closest or []))

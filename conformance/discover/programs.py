@@ -1,0 +1,214 @@
+"""Generated programs: an input, a chain of view operations, writes through views and bases.
+
+A :class:`Program` is data: the input's shape and a list of :class:`Step`, each an operation
+from :data:`VIEW_OPS` or :data:`WRITE_OPS` with its arguments. It renders to a case in the
+corpus format (:meth:`Program.case_text`), which the loader reads with the same parser and
+allowlist as a hand-written case: a generated program can only call what the adapters'
+tables hold. The shapes every step sees are computed here (:func:`shape_after`), so that a
+generated step is always well-typed: its dimensions and indices are in range.
+
+Each view operation carries its documented semantics as a function on an index array
+(:attr:`ViewOp.index`): applied to ``arange(n).reshape(shape)`` it gives, for every element of
+the result, the element of the input it reads. That is the reference model's input
+(conformance.discover.model). The functions use NumPy's pure indexing and axis functions;
+they never alias anything and never touch a framework.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ViewOp:
+    """A view operation: how it is written, which arguments fit a shape, what it reads."""
+
+    name: str
+    key: str  # the vocabulary key the adapters' tables resolve it by
+    render: Callable[[str, tuple[Any, ...]], str]  # (source name, args) -> expression
+    arguments: Callable[[Shape], list[tuple[Any, ...]]]  # every argument tuple valid for a shape
+    index: Callable[[np.ndarray, tuple[Any, ...]], np.ndarray]  # the documented semantics
+    # a view only when the strides allow it (reshape, flatten): documented as "a view if
+    # possible", so the documentation oracle does not require one
+    conditional: bool = False
+    # documented to copy in every framework (clone): the model does not let it be a view
+    copies: bool = False
+
+
+def _dims(shape: Shape) -> range:
+    return range(len(shape))
+
+
+def _slices(shape: Shape) -> list[tuple[Any, ...]]:
+    out: list[tuple[Any, ...]] = []
+    if not shape:
+        return out
+    n = shape[0]
+    for start in range(n):
+        for stop in range(start + 1, n + 1):
+            for step in (1, 2):
+                if (stop - start + step - 1) // step >= 1:
+                    out.append((start, stop, step))
+    return out
+
+
+def _slice_text(src: str, a: tuple[Any, ...]) -> str:
+    start, stop, step = a
+    return f"{src}[{start}:{stop}{'' if step == 1 else f':{step}'}]"
+
+
+def _reshapes(shape: Shape) -> list[tuple[Any, ...]]:
+    n = math.prod(shape)
+    out: list[tuple[Any, ...]] = [(n,)]
+    for a in range(2, n):
+        if n % a == 0:
+            out.append((a, n // a))
+    return [s for s in out if s != shape]
+
+
+def _diagonal_ok(shape: Shape) -> list[tuple[Any, ...]]:
+    return [()] if len(shape) == 2 and min(shape) >= 1 else []
+
+
+VIEW_OPS: tuple[ViewOp, ...] = (
+    ViewOp("slice", "index:basic", _slice_text, _slices, lambda i, a: i[a[0]:a[1]:a[2]]),
+    ViewOp("select", "index:basic", lambda s, a: f"{s}[{a[0]}]",
+           lambda sh: [(k,) for k in range(sh[0])] if len(sh) >= 2 else [], lambda i, a: i[a[0]]),
+    ViewOp("transpose", "method:transpose", lambda s, a: f"{s}.transpose({a[0]}, {a[1]})",
+           lambda sh: [(a, b) for a in _dims(sh) for b in _dims(sh) if a < b],
+           lambda i, a: np.swapaxes(i, a[0], a[1])),
+    ViewOp("t", "method:t", lambda s, a: f"{s}.t()", lambda sh: [()] if len(sh) == 2 else [], lambda i, a: i.T),
+    ViewOp("narrow", "method:narrow", lambda s, a: f"{s}.narrow({a[0]}, {a[1]}, {a[2]})",
+           lambda sh: [(d, st, ln) for d in _dims(sh) for st in range(sh[d]) for ln in range(1, sh[d] - st + 1)],
+           lambda i, a: np.take(i, range(a[1], a[1] + a[2]), axis=a[0])),
+    ViewOp("unsqueeze", "method:unsqueeze", lambda s, a: f"{s}.unsqueeze({a[0]})",
+           lambda sh: [(d,) for d in range(len(sh) + 1)] if len(sh) < 3 else [],
+           lambda i, a: np.expand_dims(i, a[0])),
+    ViewOp("squeeze", "method:squeeze", lambda s, a: f"{s}.squeeze({a[0]})",
+           lambda sh: [(d,) for d in _dims(sh) if sh[d] == 1 and len(sh) > 1], lambda i, a: np.squeeze(i, a[0])),
+    ViewOp("diagonal", "method:diagonal", lambda s, a: f"{s}.diagonal()", _diagonal_ok,
+           lambda i, a: np.diagonal(i).copy()),
+    ViewOp("view", "method:view", lambda s, a: f"{s}.view({', '.join(map(str, a))})", _reshapes,
+           lambda i, a: i.reshape(a)),
+    ViewOp("reshape", "method:reshape", lambda s, a: f"{s}.reshape({', '.join(map(str, a))})", _reshapes,
+           lambda i, a: i.reshape(a), conditional=True),
+    ViewOp("flatten", "method:flatten", lambda s, a: f"{s}.flatten()",
+           lambda sh: [()] if len(sh) >= 2 else [], lambda i, a: i.reshape(-1), conditional=True),
+    ViewOp("unbind", "method:unbind", lambda s, a: f"{s}.unbind({a[0]})[{a[1]}]",
+           lambda sh: [(d, k) for d in _dims(sh) for k in range(sh[d])] if len(sh) >= 2 else [],
+           lambda i, a: np.take(i, a[1], axis=a[0])),
+    ViewOp("split", "method:split", lambda s, a: f"{s}.split({a[0]}, {a[1]})[{a[2]}]",
+           lambda sh: [(size, d, k) for d in _dims(sh) for size in range(1, sh[d])
+                       for k in range(-(-sh[d] // size))],
+           lambda i, a: np.take(i, range(a[2] * a[0], min((a[2] + 1) * a[0], i.shape[a[1]])), axis=a[1])),
+    ViewOp("detach", "method:detach", lambda s, a: f"{s}.detach()", lambda sh: [()], lambda i, a: i),
+    ViewOp("clone", "method:clone", lambda s, a: f"{s}.clone()", lambda sh: [()], lambda i, a: i, copies=True),
+)
+VIEWS_BY_NAME = {op.name: op for op in VIEW_OPS}
+
+
+@dataclass(frozen=True)
+class WriteOp:
+    """A write: into a name's memory (or, where the framework rebinds, into a new tensor)."""
+
+    name: str
+    key: str
+    render: Callable[[str, tuple[Any, ...]], str]  # (target name, args) -> a statement
+    arguments: Callable[[Shape], list[tuple[Any, ...]]]
+    # (values read through the target, args) -> the values written, as an array of its shape
+    apply: Callable[[np.ndarray, tuple[Any, ...]], np.ndarray]
+    rebinds: bool = False  # may rebind the name instead of writing (augmented assignment)
+
+
+def _element_indices(shape: Shape) -> list[tuple[Any, ...]]:
+    return [tuple(int(k) for k in idx) for idx in np.ndindex(*shape)] if shape else [()]
+
+
+def _setitem(values: np.ndarray, a: tuple[Any, ...]) -> np.ndarray:
+    out = values.copy()
+    out[a[0]] = a[1]
+    return out
+
+
+WRITE_OPS: tuple[WriteOp, ...] = (
+    WriteOp("setitem", "setitem", lambda t, a: f"{t}[{', '.join(map(str, a[0]))}] = {a[1]:.1f}",
+            lambda sh: [(idx, 0.0) for idx in _element_indices(sh)] if sh else [], _setitem),
+    WriteOp("fill_", "method:fill_", lambda t, a: f"{t}.fill_({a[0]:.1f})", lambda sh: [(0.0,)],
+            lambda v, a: np.full_like(v, a[0])),
+    WriteOp("add_", "method:add_", lambda t, a: f"{t}.add_({a[0]:.1f})", lambda sh: [(0.0,)],
+            lambda v, a: v + a[0]),
+    WriteOp("mul_", "method:mul_", lambda t, a: f"{t}.mul_({a[0]:.1f})", lambda sh: [(0.0,)],
+            lambda v, a: v * a[0]),
+    WriteOp("iadd", "augmented:+=", lambda t, a: f"{t} += {a[0]:.1f}", lambda sh: [(0.0,)],
+            lambda v, a: v + a[0], rebinds=True),
+)
+WRITES_BY_NAME = {op.name: op for op in WRITE_OPS}
+
+
+@dataclass(frozen=True)
+class Step:
+    op: str  # a VIEW_OPS or WRITE_OPS name
+    target: str  # the name the step reads (a view's source, a write's target)
+    args: tuple[Any, ...] = ()
+    result: str | None = None  # the name a view binds
+
+    @property
+    def is_view(self) -> bool:
+        return self.op in VIEWS_BY_NAME
+
+    def text(self) -> str:
+        if self.is_view:
+            assert self.result is not None
+            return f"{self.result} = {VIEWS_BY_NAME[self.op].render(self.target, self.args)}"
+        return WRITES_BY_NAME[self.op].render(self.target, self.args)
+
+
+@dataclass(frozen=True)
+class Program:
+    shape: Shape
+    steps: tuple[Step, ...] = field(default_factory=tuple)
+
+    def names(self) -> list[str]:
+        return ["x"] + [s.result for s in self.steps if s.result is not None]
+
+    def given_data(self) -> Any:
+        return (np.arange(math.prod(self.shape), dtype=np.float64) + 1.0).reshape(self.shape).tolist()
+
+    def case_text(self, case_id: str, title: str, expect_lines: Sequence[str] = ("expect: {}",)) -> str:
+        """One case in the corpus format (a document with ``cases:``)."""
+        lines = ["cases:", f"  - id: {case_id}", f"    title: {_quoted(title)}", "    tags: [discovered]",
+                 "    given:", f"      x: {{data: {self.given_data()}, dtype: float64}}", "    steps:"]
+        lines += [f"      - {s.text()}" for s in self.steps]
+        lines += ["    " + line for line in expect_lines]
+        return "\n".join(lines) + "\n"
+
+    def describe(self) -> str:
+        return "; ".join(s.text() for s in self.steps)
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def shape_after(program: Program) -> dict[str, Shape]:
+    """The shape of every name after the program's view steps (writes keep shapes)."""
+    shapes: dict[str, Shape] = {"x": program.shape}
+    for step in program.steps:
+        if step.is_view:
+            index = np.zeros(shapes[step.target], dtype=np.int64)
+            assert step.result is not None
+            shapes[step.result] = VIEWS_BY_NAME[step.op].index(index, step.args).shape
+    return shapes
+
+
+def write_value(k: int) -> float:
+    """The constant of the k-th write: distinct from every input element and every other
+    write, so that a value in the wrong place shows which write put it there."""
+    return 100.0 * (k + 1)

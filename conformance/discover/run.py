@@ -1,0 +1,299 @@
+"""``conformance discover``: generate programs, run them on every framework, keep what the
+oracles find, shrink each finding to a minimal program and write it as a case.
+
+The loop runs Hypothesis in rounds (``ROUND`` programs each, a seed per round derived from
+``--seed``). A program whose oracles report a finding of a kind not seen yet (its
+:meth:`Finding.signature`) fails the round's property; Hypothesis then shrinks it (fewer
+steps, simpler operations, smaller shapes, the first index) while it still fails, and the
+last failing program is the minimal one. Its kind joins the known ones, so the next rounds look
+for other kinds. Every program runs in the sandbox's child processes (one per framework
+that needs its own), as a pytest item does: a program that crashes or hangs a framework is a
+finding, never the end of the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis.errors import FlakyFailure
+
+from conformance import registry
+from conformance.discover.generate import programs
+from conformance.discover.model import explanations
+from conformance.discover.oracles import ORACLES, Finding, Observed, known
+from conformance.discover.programs import Program
+from conformance.load.reader import load_text
+from conformance.run.sandbox import Sandbox
+from conformance.tools.observe import Observation, expect_lines, observe, split
+
+ROUND = 100  # programs per Hypothesis round
+PROGRAM_ID = "discovered.program"
+
+
+class GeneratorError(Exception):
+    """A generated program the loader refused: a bug of the generator, never skipped."""
+
+
+@dataclass
+class Found:
+    finding: Finding
+    observations: list[Observation]
+    seconds: float  # from the start of the run to the first program of this kind
+    flaky: bool = False  # the program did not show it again when run a second time
+    runs: int = 0  # programs run to reduce it (reduce_steps)
+
+
+@dataclass
+class Discovery:
+    frameworks: list[str]
+    seed: int
+    programs: int = 0
+    seconds: float = 0.0
+    refused: Counter[str] = field(default_factory=Counter)  # framework -> programs it refused or lacked
+    decisions: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # (op, framework, view/copy)
+    found: list[Found] = field(default_factory=list)
+
+
+class _NewFinding(Exception):
+    def __init__(self, found: Found) -> None:
+        super().__init__(found.finding.summary)
+        self.found = found
+
+
+def case_of(program: Program, case_id: str = PROGRAM_ID, title: str = "a generated program",
+            expect: tuple[str, ...] = ("expect: {}",), draft: bool = True) -> Any:
+    text = program.case_text(case_id, title, expect)
+    result = load_text(text, "<conformance discover>", registry.vocabulary(), draft=draft)
+    if result.errors or len(result.cases) != 1:
+        raise GeneratorError(f"the loader refused a generated program ({program.describe()}): "
+                             + "; ".join(str(e) for _, e in result.errors))
+    return result.cases[0]
+
+
+def run_program(program: Program, frameworks: list[str], sandbox: Sandbox | None) -> list[Observation]:
+    # an id of its own: the sandbox's child keeps the last case it was sent, by id
+    digest = hashlib.blake2b(repr(program).encode(), digest_size=6).hexdigest()
+    case = case_of(program, f"{PROGRAM_ID}_{digest}")
+    return [observe(case, registry.get_adapter(fw), sandbox) for fw in frameworks]
+
+
+def observed_of(observation: Observation) -> Observed:
+    adapter = registry.adapter_class(observation.framework)
+    return Observed(observation.framework, observation.status, observation.reason,
+                    {str(k): v for k, v in observation.observed.items()}, observation.error,
+                    getattr(adapter, "compiles", None))
+
+
+def discover(frameworks: list[str], seconds: float | None = None, max_programs: int | None = None,
+             seed: int = 0, sandbox: Sandbox | None = None) -> Discovery:
+    result = Discovery(list(frameworks), seed)
+    signatures: set[tuple[str, str, frozenset[str]]] = set()
+    began = time.monotonic()
+
+    def over() -> bool:
+        return ((seconds is not None and time.monotonic() - began >= seconds)
+                or (max_programs is not None and result.programs >= max_programs))
+
+    def check(program: Program) -> None:
+        if over():
+            return
+        result.programs += 1
+        observations = run_program(program, frameworks, sandbox)
+        by_framework = {o.framework: observed_of(o) for o in observations}
+        for obs in by_framework.values():
+            if obs.status != "ran" or obs.error is not None:
+                result.refused[obs.framework] += 1
+                continue
+            found, _ = explanations(program, obs.values)
+            for i, step in enumerate(program.steps):
+                if step.is_view and found and i in found[0] and len({f[i] for f in found}) == 1:
+                    result.decisions[(step.op, obs.framework, found[0][i])] += 1
+        for obs in by_framework.values():
+            for oracle in ORACLES:
+                finding = oracle.check(program, obs, by_framework)
+                if finding is not None and not known(finding, signatures):
+                    raise _NewFinding(Found(finding, observations, time.monotonic() - began))
+
+    round_number = 0
+    while not over():
+        prop = given(programs())(check)
+        prop = settings(max_examples=ROUND, database=None, deadline=None, derandomize=False,
+                        suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+                        phases=[Phase.generate, Phase.shrink])(prop)
+        prop = hypothesis_seed(seed * 1_000_003 + round_number)(prop)
+        try:
+            prop()
+        except _NewFinding as exc:
+            found = reduce_steps(exc.found, frameworks, sandbox)
+            result.programs += found.runs
+            signatures.add(found.finding.signature())
+            result.found.append(found)
+        except FlakyFailure as exc:  # found once, not again when Hypothesis ran it a second time
+            for inner in exc.exceptions:
+                if isinstance(inner, _NewFinding):
+                    inner.found.flaky = True
+                    signatures.add(inner.found.finding.signature())
+                    result.found.append(inner.found)
+        round_number += 1
+    result.seconds = time.monotonic() - began
+    result.found = distinct(result.found)
+    return result
+
+
+def still_found(finding: Finding, program: Program, frameworks: list[str],
+                sandbox: Sandbox | None) -> tuple[Finding, list[Observation]] | None:
+    """The same finding (oracle and framework) on ``program``, if it shows it."""
+    observations = run_program(program, frameworks, sandbox)
+    by_framework = {o.framework: observed_of(o) for o in observations}
+    obs = by_framework.get(finding.framework)
+    for oracle in ORACLES:
+        if obs is not None and oracle.name == finding.oracle:
+            again = oracle.check(program, obs, by_framework)
+            if again is not None:
+                return again, observations
+    return None
+
+
+def without_step(program: Program, index: int) -> Program | None:
+    """The program less one step (and the steps that read a name it binds), or None when
+    nothing would be left to write."""
+    dropped = {program.steps[index].result} - {None}
+    kept = []
+    for i, step in enumerate(program.steps):
+        if i == index or step.target in dropped:
+            if step.result is not None:
+                dropped.add(step.result)
+            continue
+        kept.append(step)
+    if not any(not s.is_view for s in kept):
+        return None
+    return Program(program.shape, tuple(kept))
+
+
+def reduce_steps(found: Found, frameworks: list[str], sandbox: Sandbox | None) -> Found:
+    """Hypothesis shrinks towards a minimal program of the kinds not yet known; this then
+    removes every step the finding does not need (one at a time, until none can go)."""
+    finding, observations, runs = found.finding, found.observations, 0
+    changed = True
+    while changed:
+        changed = False
+        for index in range(len(finding.program.steps)):
+            smaller = without_step(finding.program, index)
+            if smaller is None:
+                continue
+            runs += 1
+            again = still_found(finding, smaller, frameworks, sandbox)
+            if again is not None:
+                finding, observations = again
+                changed = True
+                break
+    return Found(finding, observations, found.seconds, found.flaky, runs)
+
+
+# ---- writing what was found
+
+
+def finding_case_text(found: Found, number: int, seed: int) -> str:
+    """The minimal program as a case in the corpus format, with every framework's
+    observations as its expectations (shared where the frameworks agree)."""
+    f = found.finding
+    case_id = f"discovered.{f.oracle.replace('-', '_')}.{f.framework}.n{number}"
+    title = f"{f.framework}: {f.summary} ({f.program.describe()})"
+    case = case_of(f.program, case_id, title)
+    shared, overrides = split(case, found.observations)
+    reasons = {fw: f"conformance discover --seed {seed}, oracle {f.oracle}: {f.summary}"
+               + (f" ({'; '.join(f.details)})" if f.details else "")
+               if fw == f.framework else
+               f"conformance discover --seed {seed}: what {fw} did with the program (another framework's finding)"
+               for fw in overrides}
+    lines = expect_lines(case, shared, overrides)
+    out: list[str] = []
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("reason: ") and "TODO" in stripped:
+            fw = out_framework(out)
+            line = line[: len(line) - len(line.lstrip())] + "reason: " + json.dumps(reasons[fw])
+        out.append(line)
+    for o in found.observations:
+        if o.status != "ran":
+            out.append(f"# {o.framework}: {o.status.replace('_', ' ')}: {o.reason}")
+    return f.program.case_text(case_id, title, tuple(out))
+
+
+def out_framework(lines: list[str]) -> str:
+    """The framework whose override the last ``  fw:`` line opened."""
+    for line in reversed(lines):
+        if line.startswith("  ") and not line.startswith("    ") and line.rstrip().endswith(":"):
+            return line.strip()[:-1]
+    raise ValueError("no framework override opened")
+
+
+def distinct(found: list[Found]) -> list[Found]:
+    """The findings less those another one already stands for: same framework and kind, and
+    a subset of its operations (found before that one was known)."""
+    out = []
+    for f in found:
+        others = {g.finding.signature() for g in found if g is not f and g.finding.signature() != f.finding.signature()}
+        kind, fw, ops = f.finding.signature()
+        if any(k == kind and w == fw and o < ops for k, w, o in others):
+            continue
+        out.append(f)
+    return out
+
+
+def findings_page(result: Discovery) -> str:
+    rate = result.programs / result.seconds if result.seconds else 0.0
+    lines = ["# Findings of `conformance discover`", "",
+             f"Seed {result.seed}, frameworks {', '.join(result.frameworks)}: {result.programs} programs in "
+             f"{result.seconds:.0f} s ({rate:.1f} programs/s), {len(result.found)} finding(s). Each finding is "
+             "the minimal program Hypothesis shrank it to; its case (with every framework's observations) is in "
+             "`findings.yaml` beside this page. How the oracles work: docs/discover.md.", ""]
+    if result.found:
+        lines += ["| # | oracle | framework | program | what | found after |", "|---|---|---|---|---|---|"]
+        for n, found in enumerate(result.found, 1):
+            f = found.finding
+            what = f.summary + (": " + "; ".join(f.details) if f.details else "")
+            lines.append(f"| {n} | {f.oracle} | {f.framework} | `{f.program.describe()}` on x of shape "
+                         f"{list(f.program.shape)} | {what.replace('|', '/')} | {found.seconds:.1f} s |")
+    else:
+        lines.append("No finding.")
+    lines += ["", "## What the generated programs showed", "",
+              "Per view operation and framework, how many programs it was a view or a copy in (where every "
+              "explanation of the framework's observations agrees), and how many programs each framework refused "
+              "or could not run (an error at a step, an operation it lacks).", "",
+              "| operation | " + " | ".join(result.frameworks) + " |", "|---|" + "---|" * len(result.frameworks)]
+    for op in sorted({op for op, _, _ in result.decisions}):
+        cells = []
+        for fw in result.frameworks:
+            v, c = result.decisions[(op, fw, "view")], result.decisions[(op, fw, "copy")]
+            cells.append(f"view {v}, copy {c}" if v or c else "–")
+        lines.append(f"| {op} | " + " | ".join(cells) + " |")
+    lines.append("| (refused or not run) | " + " | ".join(str(result.refused[fw]) for fw in result.frameworks) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write(result: Discovery, out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    cases = "".join(finding_case_text(found, n, result.seed).split("\n", 1)[1] if n > 1 else
+                    finding_case_text(found, n, result.seed) for n, found in enumerate(result.found, 1))
+    paths = [out / "findings.md", out / "findings.json"]
+    paths[0].write_text(findings_page(result), encoding="utf-8")
+    paths[1].write_text(json.dumps({
+        "seed": result.seed, "frameworks": result.frameworks, "programs": result.programs,
+        "seconds": round(result.seconds, 3),
+        "findings": [{"oracle": f.finding.oracle, "framework": f.finding.framework,
+                      "program": f.finding.program.describe(), "shape": list(f.finding.program.shape),
+                      "summary": f.finding.summary, "details": list(f.finding.details),
+                      "seconds": round(f.seconds, 3)} for f in result.found]}, indent=1) + "\n", encoding="utf-8")
+    if result.found:
+        paths.append(out / "findings.yaml")
+        paths[2].write_text(cases or "cases: []\n", encoding="utf-8")
+    return paths
