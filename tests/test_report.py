@@ -413,3 +413,18 @@ def test_a_documented_refusal_that_does_not_happen_shows_the_steps_error_or_none
     assert doc.measured == [("", "raises TypeError (type_error) at step 2")]
     assert "| `error` raises TypeError (type_error) at step 2 |" in report_md.render(
         analysis.build(document(cases, [raised])))
+
+
+def test_cases_that_conformance_discover_found_have_a_section_of_their_own() -> None:
+    doc = sample()
+    assert "No case comes from `conformance discover`" in report_md.render(analysis.build(doc))
+    doc["cases"]["views.expand.paddle_copies"]["tags"].append("discovered")
+    report = analysis.build(doc)
+    assert [r.case_id for r in report.findings] == ["views.expand.paddle_copies"]
+    text = report_md.render(report)
+    section = text[text.index("## Findings of conformance discover"):text.index("## Compiled mode differs")]
+    assert "1 case that `conformance discover` found" in section
+    assert "| ◆ 🟩 y↔x: copy |" in section and "**paddle**: Paddle's expand copies" in section
+    page = report_html.render(report)
+    assert "<h2 id='findings'>Findings of conformance discover (1)</h2>" in page
+    assert page.index("id='findings-table'") < page.index("id='compiled'")

@@ -150,6 +150,11 @@ class Report:
     def divergences(self) -> list[Row]:
         return [r for r in self.rows if r.agrees is False]
 
+    @property
+    def findings(self) -> list[Row]:
+        """The cases conformance discover found (tagged ``discovered``; docs/discover.md)."""
+        return [r for r in self.rows if "discovered" in (r.info.get("tags") or [])]
+
 
 def build(results: dict[str, Any]) -> Report:
     cases: dict[str, dict[str, Any]] = results.get("cases", {})

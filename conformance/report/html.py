@@ -90,8 +90,8 @@ VERDICT_CLASS = {"holds": "v-holds", "does not hold": "v-does-not-hold", "unsett
 def render(report: Report, link_root: str = "..") -> str:
     """The page: one self-contained file (style and script inline), each section a unit."""
     sections = (_header(report), _filters(report), _summary(report), _divergences(report, link_root),
-                _compiled(report), _claims(report), _documentation(report), _operations(report),
-                _matrix(report, link_root), _environment(report))
+                _findings(report, link_root), _compiled(report), _claims(report), _documentation(report),
+                _operations(report), _matrix(report, link_root), _environment(report))
     return "\n".join([*(part for section in sections for part in section),
                       f"<script>{SCRIPT}</script></body></html>\n"])
 
@@ -169,6 +169,23 @@ def _divergences(report: Report, link_root: str) -> list[str]:
            "<p>Cases where the frameworks do not behave the same, and why (the reasons the cases give).</p>",
            "<table id='divergence-table'><tr><th>case</th>" + "".join(_fw_th(fw) for fw in fws) + "<th>why</th></tr>"]
     for row in divergences:
+        why = "".join(f"<div><b>{escape(fw)}</b>: {escape(text)}</div>" for fw, text in sorted(row.why.items()))
+        out.append(_row_open(row, fws) + _case_td(row, link_root) + "".join(_cell_td(row, fw) for fw in fws)
+                   + f"<td class='why'>{why}</td></tr>")
+    return out + ["</table>"]
+
+
+def _findings(report: Report, link_root: str) -> list[str]:
+    """markdown.py's _findings, as a table."""
+    fws, findings = report.frameworks, report.findings
+    out = [f"<h2 id='findings'>Findings of conformance discover ({len(findings)})</h2>"]
+    if not findings:
+        return out + ["<p>No case comes from <code>conformance discover</code> (docs/discover.md).</p>"]
+    out += ["<p>Cases that <code>conformance discover</code> found with generated programs and shrank to a minimal "
+            "program (docs/discover.md): what each framework does, and why, with the oracle that caught it and "
+            "whether it is documented, known upstream or new.</p>",
+            "<table id='findings-table'><tr><th>case</th>" + "".join(_fw_th(fw) for fw in fws) + "<th>why</th></tr>"]
+    for row in findings:
         why = "".join(f"<div><b>{escape(fw)}</b>: {escape(text)}</div>" for fw, text in sorted(row.why.items()))
         out.append(_row_open(row, fws) + _case_td(row, link_root) + "".join(_cell_td(row, fw) for fw in fws)
                    + f"<td class='why'>{why}</td></tr>")

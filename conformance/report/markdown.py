@@ -36,7 +36,8 @@ VERDICT_MARKS = {"holds": "✅ holds", "does not hold": "❌ does not hold", "un
 def render(report: Report, link_root: str = "..") -> str:
     """The Markdown text. ``link_root`` is the path from the report's folder to the
     folder the case file paths are relative to."""
-    sections = (_header(report), _summary(report), _divergences(report, link_root), _compiled(report, link_root),
+    sections = (_header(report), _summary(report), _divergences(report, link_root), _findings(report, link_root),
+                _compiled(report, link_root),
                 _claims(report),
                 _documentation(report), _operations(report), _matrix(report, link_root), _environment(report))
     return "\n".join(line for section in sections for line in section)
@@ -53,7 +54,7 @@ def _header(report: Report) -> list[str]:
         + f", {MARKS['error']} raises an error. ◆ known divergence (passes under a per-framework expectation, "
           "with a reason); ⊘ refused: the framework's arrays are immutable, and the mutation the case makes "
           "raised; ❌ the case's expectation did not hold.\n",
-        "Contents: [Summary](#summary) · [Divergences](#divergences) · "
+        "Contents: [Summary](#summary) · [Divergences](#divergences) · [Findings](#findings-of-conformance-discover) · "
         "[Compiled mode differs](#compiled-mode-differs) · [Claims](#claims) · "
         "[Documentation disagrees](#documentation-disagrees) · [Operations](#operation-classification) · "
         "[Matrix](#matrix) · [Environment](#environment)\n",
@@ -107,6 +108,22 @@ def _divergences(report: Report, link_root: str) -> list[str]:
             "| case | " + _framework_columns(report) + " | why |",
             "|---|" + "---|" * (len(report.frameworks) + 1)]
     for row in divergences:
+        why = "; ".join(f"**{_escape(fw)}**: {_cell_text(text)}" for fw, text in sorted(row.why.items()))
+        out.append(f"| {_case_link(row, link_root)} | " + " | ".join(_cell(row, fw) for fw in report.frameworks)
+                   + f" | {why} |")
+    return out + [""]
+
+
+def _findings(report: Report, link_root: str) -> list[str]:
+    out = ["## Findings of conformance discover\n"]
+    if not report.findings:
+        return out + ["No case comes from `conformance discover` (docs/discover.md).\n"]
+    out += [f"{_plural(len(report.findings), 'case')} that `conformance discover` found with generated programs and "
+            "shrank to a minimal program (docs/discover.md): what each framework does, and why, with the oracle "
+            "that caught it and whether it is documented, known upstream or new.\n",
+            "| case | " + _framework_columns(report) + " | why |",
+            "|---|" + "---|" * (len(report.frameworks) + 1)]
+    for row in report.findings:
         why = "; ".join(f"**{_escape(fw)}**: {_cell_text(text)}" for fw, text in sorted(row.why.items()))
         out.append(f"| {_case_link(row, link_root)} | " + " | ".join(_cell(row, fw) for fw in report.frameworks)
                    + f" | {why} |")
