@@ -7,6 +7,7 @@ runs for real on NumPy in this process."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,9 +17,20 @@ from hypothesis import HealthCheck, given, settings
 
 from conformance import registry
 from conformance.discover.generate import programs
-from conformance.discover.model import COPY, REBIND, VIEW, explanations, predict
-from conformance.discover.oracles import Crash, CrossMode, DocumentedViews, Finding, ModelConsistency, Observed, known
-from conformance.discover.programs import Program, Step, shape_after
+from conformance.discover.model import COPY, REBIND, VIEW, explanations, finite_difference_gradient, predict
+from conformance.discover.oracles import (
+    Crash,
+    CrossMode,
+    DocumentedViews,
+    Finding,
+    Gradient,
+    Metamorphic,
+    ModelConsistency,
+    Observed,
+    known,
+    twin_steps,
+)
+from conformance.discover.programs import Program, Step, clone_twin, out_of_place_twin, shape_after
 from conformance.discover.run import (
     Found,
     case_of,
@@ -28,12 +40,15 @@ from conformance.discover.run import (
     findings_page,
     observed_of,
     run_program,
+    simpler,
     without_step,
 )
+from conformance.discover.triage import KNOWN, PaddleStaleGradientAfterAliasedWrite, triaged
 from conformance.load.reader import load_text
-from conformance.tools.observe import Observation
+from conformance.tools.observe import Observation, observe
 
 ROOT = Path(__file__).resolve().parent.parent
+PADDLE_STALE = next(r for r in KNOWN if isinstance(r, PaddleStaleGradientAfterAliasedWrite))
 
 # Paddle 3.3.1's narrow of a view with a storage offset: v2 reads x[0], not x[1]
 NARROW_TWICE = Program((2,), (Step("narrow", "x", (0, 1, 1), "v1"), Step("narrow", "v1", (0, 0, 1), "v2"),
@@ -105,6 +120,109 @@ def test_crashes_and_compiled_values_that_differ_from_eager_are_findings() -> No
     assert ModelConsistency().check(NARROW_TWICE, refused, {}) is None  # refusing is not a finding
 
 
+def test_a_product_of_two_overlapping_names_reads_the_operand_whole_before_writing() -> None:
+    program = Program((3,), (Step("slice", "x", (0, 2, 1), "v1"), Step("slice", "x", (1, 3, 1), "v2"),
+                             Step("mul_t", "v1", ("v2",))))
+    assert predict(program, {}).values["x"].tolist() == [2.0, 6.0, 3.0]  # 1 * 2, 2 * 3: v2 read before
+
+
+# Paddle 3.3.1: a write through a view of a non-leaf leaves the base's gradient stale
+# (PaddlePaddle/Paddle#68520): x0.grad[0] is 2 * 100, as if x[0] had not been overwritten
+OVERWRITE = Program((2,), (Step("slice", "x", (0, 1, 1), "v1"), Step("setitem", "v1", ((0,), 100.0))), grad=True)
+OVERWRITTEN = {"values.x": [100.0, 2.0], "values.v1": [100.0], "shares_memory.v1.x": True}
+
+
+def test_the_finite_difference_gradient_is_the_derivative_of_the_programs_loss() -> None:
+    # loss = sum(x * x) + 2 * sum(v1 * v1) with x = [100, x0[1]], v1 = [100]: x0[0] does not count
+    assert finite_difference_gradient(OVERWRITE, {}).tolist() == [0.0, 4.0]
+    # v1 a copy: the write stays in v1; loss = x0[0]**2 + x0[1]**2 + 2 * 100**2
+    assert finite_difference_gradient(OVERWRITE, {0: COPY}).tolist() == [2.0, 4.0]
+    squared = Program((2,), (Step("mul_t", "x", ("x",)),), grad=True)  # loss = sum(x0 ** 4)
+    assert finite_difference_gradient(squared, {}).tolist() == [4.0, 32.0]
+
+
+def test_a_gradient_that_is_not_the_derivative_of_the_values_is_a_gradient_finding() -> None:
+    stale = Gradient().check(OVERWRITE, _observed("paddle", dict(OVERWRITTEN, **{"grad.x0": [200.0, 4.0]})), {})
+    assert stale is not None and stale.oracle == "gradient"
+    assert stale.details == ("grad of x0: finite differences [0.0, 4.0], framework [200.0, 4.0]",)
+    assert Gradient().check(OVERWRITE, _observed("torch", dict(OVERWRITTEN, **{"grad.x0": [0.0, 4.0]})), {}) is None
+    missing = Gradient().check(OVERWRITE, _observed("paddle", dict(OVERWRITTEN, **{"grad.x0": None})), {})
+    assert missing is not None and "(no gradient)" in missing.summary
+    # rounding is not a finding; a program without a gradient is not the oracle's
+    near = dict(OVERWRITTEN, **{"grad.x0": [1e-12, 4.0 + 1e-12]})
+    assert Gradient().check(OVERWRITE, _observed("torch", near), {}) is None
+    assert Gradient().check(Program((2,), OVERWRITE.steps), _observed("torch", OVERWRITTEN), {}) is None
+
+
+def test_only_writes_into_unaliased_tensors_are_rewritten_out_of_place() -> None:
+    program = Program((2,), (Step("add_", "x", (100.0,)), Step("slice", "x", (0, 1, 1), "v1"),
+                             Step("mul_", "v1", (2.0,)), Step("clone", "x", (), "v2"), Step("mul_t", "v2", ("v2",))))
+    assert out_of_place_twin(program) == (Step("add", "x", (100.0,)), *program.steps[1:4],
+                                          Step("mul_new", "v2", ("v2",)))
+    for decisions in ({}, {1: COPY}):  # whichever slice is: the same values
+        twin = Program(program.shape, out_of_place_twin(program))
+        assert predict(program, decisions).values.keys() == predict(twin, decisions).values.keys()
+        assert all((predict(program, decisions).values[n] == predict(twin, decisions).values[n]).all()
+                   for n in program.names())
+    only_aliased = Program((2,), (Step("slice", "x", (0, 1, 1), "v1"), Step("add_", "v1", (100.0,))))
+    assert out_of_place_twin(only_aliased) == ()
+
+
+def test_views_after_the_last_write_are_cloned_in_the_clone_twin() -> None:
+    program = Program((2, 2), (Step("slice", "x", (0, 1, 1), "v1"), Step("fill_", "v1", (100.0,)),
+                               Step("t", "x", (), "v2")))
+    assert clone_twin(program) == (*program.steps, Step("clone", "v2", (), "v2"))
+    assert clone_twin(Program((2,), (Step("slice", "x", (0, 1, 1), "v1"), Step("fill_", "v1", (100.0,))))) == ()
+
+
+def test_a_twin_that_holds_other_values_or_is_refused_alone_is_a_metamorphic_finding() -> None:
+    base = Program((2,), (Step("add_", "x", (100.0,)), Step("slice", "x", (0, 1, 1), "v1")), grad=True)
+    program = Program(base.shape, base.steps, True, out_of_place_twin(base), "out-of-place")
+    same = {"values.x": [101.0, 102.0], "values.v1": [101.0], "grad.x0": [606.0, 204.0],
+            "values.x_m": [101.0, 102.0], "values.v1_m": [101.0], "grad.x0_m": [606.0, 204.0]}
+    assert Metamorphic().check(program, _observed("torch", same), {}) is None
+    differ = Metamorphic().check(program, _observed("torch", dict(same, **{"grad.x0_m": [202.0, 204.0]})), {})
+    assert differ is not None and differ.details == ("grad.x0: program [606.0, 204.0], twin [202.0, 204.0]",)
+    # steps: x = x0 * 1.0, add_, slice | x_m = ..., add, slice | loss, backward, loss_m, backward
+    assert twin_steps(program) == {4, 5, 6, 9, 10}
+    refused = Observed("torch", "ran", values={}, error={"at": 10, "type": "RuntimeError", "message": "m"})
+    assert "twin was refused" in Metamorphic().check(program, refused, {}).summary  # type: ignore[union-attr]
+    refused_first = Observed("torch", "ran", values={}, error={"at": 8, "type": "RuntimeError", "message": "m"})
+    assert Metamorphic().check(program, refused_first, {}) is None  # the program itself was refused
+
+
+def test_reducing_tries_the_program_without_its_twin_and_without_its_gradient() -> None:
+    base = Program((2,), (Step("add_", "x", (100.0,)), Step("slice", "x", (0, 1, 1), "v1")), grad=True)
+    program = Program(base.shape, base.steps, True, out_of_place_twin(base), "out-of-place")
+    smaller = simpler(program)
+    assert smaller[0] == base and smaller[1] == Program(base.shape, base.steps, False, out_of_place_twin(base),
+                                                        "out-of-place")
+    assert all(p.twin == out_of_place_twin(Program(p.shape, p.steps)) for p in smaller[1:])
+
+
+def test_a_property_the_framework_refuses_to_read_is_observed_as_missing_not_a_crash() -> None:
+    # torch: v1 = x.unbind(0)[0], then x written: reading v1's is_leaf raises "Output 0 of
+    # Unbind is a view and its base ... has been modified inplace"; the loss step raises it too
+    program = Program((1, 1, 1), (Step("unbind", "x", (0, 0), "v1"), Step("setitem", "x", ((0, 0, 0), 100.0))),
+                      grad=True)
+    observation = observe(case_of(program), registry.get_adapter("torch"))  # every kind, is_leaf too
+    assert observation.status == "ran" and observation.error is not None
+    assert "Unbind is a view" in observation.error["message"]
+    assert "is_leaf.v1" not in {str(k) for k in observation.observed} and "is_leaf.x" in {
+        str(k) for k in observation.observed}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(grad=True))
+def test_torch_gradients_of_generated_programs_pass_the_gradient_and_twin_oracles(program: Program) -> None:
+    # torch rebases a base's grad_fn after a write through a view (CopySlices): on the real
+    # framework, the oracles that need no expectation find nothing
+    (observation,) = run_program(program, ["torch"], None)
+    observed = observed_of(observation)
+    for oracle in (ModelConsistency(), Gradient(), Metamorphic()):
+        assert oracle.check(program, observed, {"torch": observed}) is None, program.describe()
+
+
 def test_a_finding_is_known_when_a_smaller_set_of_operations_showed_it_on_that_framework() -> None:
     narrow = Finding("model", "paddle", NARROW_TWICE, "s")
     with_slice = Finding("documented-view", "paddle", Program((3,), (Step("slice", "x", (1, 3, 1), "v1"),
@@ -127,8 +245,11 @@ def test_removing_a_step_removes_the_steps_that_read_what_it_bound() -> None:
 @given(programs())
 def test_every_generated_program_is_a_case_the_loader_accepts(program: Program) -> None:
     case = case_of(program)
-    assert [s.text for s in case.flat_steps()] == [s.text() for s in program.steps]
+    assert [s.text for s in case.flat_steps()] == program.statements()
     assert set(shape_after(program)) == set(program.names())
+    twin = program.twin_program()
+    if twin is not None:  # the twin's names are the program's: the oracle compares them by name
+        assert set(twin.names()) == set(program.names())
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -181,3 +302,30 @@ def test_a_program_is_read_by_the_loader_whose_allowlist_refuses_anything_else(s
                                                                                   "      - v9 = x.__class__()\n")
     result = load_text(text, "<gen>", registry.vocabulary(), draft=True)
     assert result.errors and "__class__" in str(result.errors[0][1])
+
+
+def test_each_known_bug_matches_the_program_that_showed_it_and_not_a_program_without_its_shape() -> None:
+    stale = Finding("gradient", "paddle", OVERWRITE, "s")  # a write through the view v1 of x
+    assert triaged(stale) is PADDLE_STALE
+    unaliased = Program((2,), (Step("fill_", "x", (100.0,)), Step("slice", "x", (0, 1, 1), "v1")), grad=True)
+    assert triaged(Finding("gradient", "paddle", unaliased, "s")) is None  # the write came before any view
+    assert triaged(Finding("gradient", "torch", OVERWRITE, "s")) is None  # another framework: a new bug
+    offset = Finding("model", "paddle", NARROW_TWICE, "s")  # narrow of x.narrow(0, 1, 1)
+    assert triaged(offset) is not None and triaged(offset).name == "paddle-narrow-offset"  # type: ignore[union-attr]
+    at_start = Program((2,), (Step("narrow", "x", (0, 0, 1), "v1"), Step("narrow", "v1", (0, 0, 1), "v2"),
+                              Step("setitem", "v2", ((0,), 100.0))))
+    assert triaged(Finding("model", "paddle", at_start, "s")) is None
+    transposed = Program((2, 2), (Step("transpose", "x", (0, 1), "v1"), Step("narrow", "v1", (0, 0, 1), "v2")),
+                         grad=True)
+    narrow_grad = triaged(Finding("gradient", "paddle", transposed, "s"))
+    assert narrow_grad is not None and narrow_grad.name == "paddle-narrow-gradient"
+    contiguous = Program((2, 2), (Step("narrow", "x", (0, 0, 1), "v1"),), grad=True)
+    assert triaged(Finding("gradient", "paddle", contiguous, "s")) is None
+
+
+def test_every_known_bug_names_an_upstream_link_and_corpus_cases_that_exist() -> None:
+    ids = {case_id for path in (ROOT / "cases").rglob("*.yaml")
+           for case_id in re.findall(r"^  - id: (\S+)$", path.read_text(encoding="utf-8"), re.M)}
+    for rule in KNOWN:
+        assert rule.links and all(link.startswith("https://github.com/") for link in rule.links)
+        assert rule.cases and set(rule.cases) <= ids, rule.name

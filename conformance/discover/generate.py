@@ -12,7 +12,17 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.discover.programs import VIEW_OPS, WRITE_OPS, Program, Shape, Step, shape_after, write_value
+from conformance.discover.programs import (
+    NOT_WITH_GRAD,
+    TWINS,
+    VIEW_OPS,
+    WRITE_OPS,
+    Program,
+    Shape,
+    Step,
+    shape_after,
+    write_value,
+)
 
 MAX_VIEWS = 3
 MAX_WRITES = 2
@@ -24,18 +34,28 @@ def shapes(draw: Any) -> Shape:
     return tuple(draw(st.integers(1, 4)) for _ in range(rank))
 
 
+def constant(write: str, k: int) -> float:
+    """The constant of the k-th write: a factor for a product, else write_value(k)."""
+    return float(k + 2) if write in ("mul_", "imul", "mul") else write_value(k)
+
+
 @st.composite
-def programs(draw: Any, view_ops: tuple[str, ...] | None = None, write_ops: tuple[str, ...] | None = None) -> Program:
-    views = [op for op in VIEW_OPS if view_ops is None or op.name in view_ops]
+def programs(draw: Any, view_ops: tuple[str, ...] | None = None, write_ops: tuple[str, ...] | None = None,
+             grad: bool | None = None) -> Program:
+    """A program; ``grad`` None draws whether it computes a gradient (False first, so that
+    shrinking drops the gradient when the finding does not need it)."""
+    with_grad = draw(st.booleans()) if grad is None else grad
+    views = [op for op in VIEW_OPS if (view_ops is None or op.name in view_ops)
+             and not (with_grad and op.name in NOT_WITH_GRAD)]
     writes = [op for op in WRITE_OPS if write_ops is None or op.name in write_ops]
-    program = Program(draw(shapes()))
+    shape = draw(shapes())
     n_views = draw(st.integers(1, MAX_VIEWS))
     n_writes = draw(st.integers(1, MAX_WRITES))
     kinds = draw(st.permutations(["view"] * n_views + ["write"] * n_writes))
     steps: list[Step] = []
     written = 0
     for kind in kinds:
-        shapes_now = shape_after(Program(program.shape, tuple(steps)))
+        shapes_now = shape_after(Program(shape, tuple(steps)))
         names = list(shapes_now)
         if kind == "view":
             source = draw(st.sampled_from(names[::-1]))  # the newest name shrinks first
@@ -43,20 +63,29 @@ def programs(draw: Any, view_ops: tuple[str, ...] | None = None, write_ops: tupl
             if not fitting:
                 continue
             op = draw(st.sampled_from(fitting))
-            args = draw(st.sampled_from(op.arguments(shapes_now[source])))
-            steps.append(Step(op.name, source, tuple(args), result=f"v{sum(s.is_view for s in steps) + 1}"))
+            view_args = draw(st.sampled_from(op.arguments(shapes_now[source])))
+            steps.append(Step(op.name, source, tuple(view_args), result=f"v{sum(s.is_view for s in steps) + 1}"))
         else:
             target = draw(st.sampled_from(names[::-1]))
             fitting_w = [op for op in writes if op.arguments(shapes_now[target])]
             if not fitting_w:
                 continue
             wop = draw(st.sampled_from(fitting_w))
-            args = draw(st.sampled_from(wop.arguments(shapes_now[target])))
-            # the constant is the write's own, whatever the draw: distinct per write
-            args = args[:-1] + (write_value(written) if wop.name != "mul_" else float(written + 2),)
+            if wop.operand:  # another name of the same shape, or the target itself
+                same = [n for n in names[::-1] if shapes_now[n] == shapes_now[target]]
+                args: tuple[Any, ...] = (draw(st.sampled_from(same)),)
+            else:
+                args = tuple(draw(st.sampled_from(wop.arguments(shapes_now[target]))))
+                # the constant is the write's own, whatever the draw: distinct per write
+                args = args[:-1] + (constant(wop.name, written),)
             written += 1
-            steps.append(Step(wop.name, target, tuple(args)))
+            steps.append(Step(wop.name, target, args))
     if not any(not s.is_view for s in steps):
-        names = list(shape_after(Program(program.shape, tuple(steps))))
+        names = list(shape_after(Program(shape, tuple(steps))))
         steps.append(Step("fill_", names[-1], (write_value(written),)))
-    return Program(program.shape, tuple(steps))
+    program = Program(shape, tuple(steps), with_grad)
+    relations = [name for name, twin in TWINS.items() if twin(program)]
+    relation = draw(st.sampled_from(["none"] + relations))
+    if relation == "none":
+        return program
+    return Program(shape, program.steps, with_grad, TWINS[relation](program), relation)

@@ -46,8 +46,12 @@ def decision_points(program: Program) -> list[int]:
             if (s.is_view and not VIEWS_BY_NAME[s.op].copies) or (not s.is_view and WRITES_BY_NAME[s.op].rebinds)]
 
 
-def predict(program: Program, decisions: Mapping[int, str]) -> Prediction:
-    storages = [np.arange(math.prod(program.shape), dtype=np.float64) + 1.0]
+def predict(program: Program, decisions: Mapping[int, str], data: np.ndarray | None = None) -> Prediction:
+    """What every name holds after the program, with the view steps and augmented
+    assignments decided as ``decisions`` says (a view where it says nothing), on the input
+    ``data`` (flat; by default the program's own, 1, 2, 3, ...)."""
+    first = np.arange(math.prod(program.shape), dtype=np.float64) + 1.0
+    storages = [first if data is None else np.asarray(data).reshape(-1).copy()]  # complex: the complex step
     tensors: dict[str, tuple[int, np.ndarray]] = {
         "x": (0, np.arange(math.prod(program.shape), dtype=np.int64).reshape(program.shape))}
     for i, step in enumerate(program.steps):
@@ -62,9 +66,13 @@ def predict(program: Program, decisions: Mapping[int, str]) -> Prediction:
                 tensors[step.result] = (len(storages) - 1, np.arange(new_idx.size).reshape(new_idx.shape))
             continue
         write = WRITES_BY_NAME[step.op]
-        new_values = write.apply(storages[sid][idx], step.args)
-        if write.rebinds and decisions.get(i, IN_PLACE) == REBIND:
-            storages.append(np.asarray(new_values, dtype=np.float64).reshape(-1).copy())
+        operand = None
+        if step.operand is not None:
+            o_sid, o_idx = tensors[step.operand]
+            operand = storages[o_sid][o_idx].copy()  # read whole before the write starts
+        new_values = write.apply(storages[sid][idx], step.args, operand)
+        if write.creates or (write.rebinds and decisions.get(i, IN_PLACE) == REBIND):
+            storages.append(np.asarray(new_values).reshape(-1).copy())
             tensors[step.target] = (len(storages) - 1, np.arange(idx.size).reshape(idx.shape))
         else:
             storages[sid][idx] = new_values
@@ -117,3 +125,26 @@ def explanations(program: Program, observed: Mapping[str, object],
         elif closest is None or len(wrong) < len(closest):
             closest = wrong
     return found, ([] if found else (closest or []))
+
+
+def loss(prediction: Prediction, names: list[str]) -> complex:
+    """The program's loss (Program.loss_text) on the model's values: every name squared
+    (``v * v``, not ``|v|**2``, so that it stays analytic for the complex step)."""
+    return complex(sum((k + 1) * np.sum(prediction.values[n] * prediction.values[n]) for k, n in enumerate(names)))
+
+
+def finite_difference_gradient(program: Program, decisions: Mapping[int, str], step: float = 1e-30) -> np.ndarray:
+    """The gradient of the program's loss with respect to its input, by finite differences
+    in float64: the complex step, ``Im L(x + i h e_k) / h`` (Squire & Trapp 1998). Every
+    write the model knows is a polynomial in the input (fill, setitem, add and multiply by
+    constants, products of names), so the loss is analytic and the complex step gives its
+    derivative to rounding, with no cancellation of the difference ``L(x + h) - L(x - h)``:
+    a gradient off by more than rounding is a gradient that is wrong."""
+    names = program.names()
+    base = np.arange(math.prod(program.shape), dtype=np.float64) + 1.0
+    out = np.zeros_like(base)
+    for k in range(base.size):
+        perturbed = base.astype(np.complex128)
+        perturbed[k] += 1j * step
+        out[k] = loss(predict(program, decisions, perturbed), names).imag / step
+    return out.reshape(program.shape)

@@ -12,9 +12,18 @@ finding. None needs an expectation written by hand; each says why it is sound.
 * :class:`DocumentedViews`: explanations exist, but none in which every operation the
   framework's documentation lists as returning a view (conformance/data/coverage/*-views.yaml,
   the operations documented as views unconditionally) is a view.
-* :class:`CrossMode`: a compiled mode holds other values than its eager framework for the same
-  program, where both ran it without an error. torch.compile, jax.jit and tf.function promise
-  eager's values.
+* :class:`Gradient`: the gradient autograd gives is not the gradient of the values the
+  framework computed. The model, with the view/copy assignment that explains the framework's
+  values, is the function the framework computed; its derivative by finite differences (the
+  complex step, exact to rounding for these polynomial programs: model.finite_difference_gradient)
+  is the gradient every autograd documents.
+* :class:`Metamorphic`: the program and its twin (a rewrite that cannot change what any step
+  reads: in-place writes into unaliased tensors made out of place, clones after the last
+  write; conformance.discover.programs.TWINS) hold other values or gradients, or the twin is
+  refused where the program was not.
+* :class:`CrossMode`: a compiled mode holds other values or gradients than its eager
+  framework for the same program, where both ran it without an error. torch.compile, jax.jit
+  and tf.function promise eager's values.
 
 Programs a framework refuses (an error at a step) are not findings: refusing is documented
 behaviour of many view and in-place operations (a write through an expanded or read-only
@@ -28,10 +37,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
 from ruamel.yaml import YAML
 
-from conformance.discover.model import VIEW, explanations
-from conformance.discover.programs import VIEWS_BY_NAME, Program
+from conformance.discover.model import VIEW, explanations, finite_difference_gradient
+from conformance.discover.programs import TWIN, VIEWS_BY_NAME, Program
 
 COVERAGE = Path(__file__).resolve().parent.parent / "data" / "coverage"
 
@@ -45,12 +55,17 @@ class Finding:
     details: tuple[str, ...] = ()
 
     def signature(self) -> tuple[str, str, frozenset[str]]:
-        """The framework, the view operations the program uses and, for a crash, the writes
-        too. A finding is known when one of the same framework (and kind: crash or not) used
-        a subset of its operations: a program that adds a slice to a known bug's program
-        shows the same bug (:func:`known`)."""
-        ops = {s.op for s in self.program.steps if s.is_view or self.oracle == "crash"}
-        return ("crash" if self.oracle == "crash" else "wrong", self.framework, frozenset(ops))
+        """The kind (crash, gradient, metamorphic, or a wrong value), the framework and the
+        operations that characterise it: a wrong value's view operations (its writes are
+        only the probe that shows where a view reads), every operation for the other kinds
+        (the in-place operation autograd or the rewrite got wrong matters as much as the
+        view). A finding is known when one of the same kind and framework had a subset of its
+        operations: a program that adds a slice to a known bug's program shows the same bug
+        (:func:`known`)."""
+        kind = self.oracle if self.oracle in ("crash", "gradient", "metamorphic") else "wrong"
+        steps = self.program.steps
+        ops = {s.op for s in steps if s.is_view or kind != "wrong"}
+        return (kind, self.framework, frozenset(ops))
 
 
 def known(finding: Finding, signatures: set[tuple[str, str, frozenset[str]]]) -> bool:
@@ -90,18 +105,117 @@ def _ran_cleanly(observed: Observed) -> bool:
     return observed.status == "ran" and observed.error is None
 
 
+def _names(key: str) -> list[str]:
+    return key.split(".")[1:]
+
+
+def parts(program: Program, values: dict[str, Any]) -> list[tuple[str, Program, dict[str, Any]]]:
+    """The program and, if it has one, its twin, each with the observations of its own names
+    (the twin's without their suffix): ("", program, ...), ("twin", twin, ...)."""
+    own = {k: v for k, v in values.items() if not any(n.endswith(TWIN) for n in _names(k))}
+    out = [("", program, own)]
+    twin = program.twin_program()
+    if twin is not None:
+        suffixed = {k: v for k, v in values.items() if _names(k) and all(n.endswith(TWIN) for n in _names(k))}
+        out.append(("twin", twin, {k.split(".")[0] + "." + ".".join(n[: -len(TWIN)] for n in _names(k)): v
+                                   for k, v in suffixed.items()}))
+    return out
+
+
+def _label(part: str, text: str) -> str:
+    return f"{part}: {text}" if part else text
+
+
+def gradients_differ(got: Any, want: np.ndarray) -> str | None:
+    """Why ``got`` (an observed gradient, None for none) is not ``want``, or None. Rounding
+    allowance: 1e-9 of the largest component (the loss sums squares of values up to about
+    1e8, so float64 rounding of any path stays below it)."""
+    if got is None:
+        return None if not np.any(want) else "no gradient"
+    arr = np.asarray(got, dtype=np.float64)
+    if arr.shape != want.shape:
+        return f"shape {list(arr.shape)}"
+    scale = max(1.0, float(np.max(np.abs(want))))
+    if np.all(np.abs(arr - want) <= 1e-9 * scale):
+        return None
+    return "values"
+
+
 class ModelConsistency(Oracle):
     name = "model"
 
     def check(self, program: Program, observed: Observed, all_observed: dict[str, Observed]) -> Finding | None:
         if not _ran_cleanly(observed):
             return None
-        found, closest = explanations(program, observed.values)
-        if found:
+        for part, prog, values in parts(program, observed.values):
+            found, closest = explanations(prog, values)
+            if not found:
+                return Finding(self.name, observed.framework, program,
+                               _label(part, "no composition of the operations' documented semantics gives what "
+                                      "the framework holds"), tuple(closest))
+        return None
+
+
+class Gradient(Oracle):
+    name = "gradient"
+
+    def check(self, program: Program, observed: Observed, all_observed: dict[str, Observed]) -> Finding | None:
+        if not program.grad or not _ran_cleanly(observed):
+            return None
+        for part, prog, values in parts(program, observed.values):
+            if "grad.x0" not in values:
+                continue  # no notion of a gradient
+            found, _ = explanations(prog, values)
+            if not found:
+                continue  # the model oracle's finding
+            wanted = [finite_difference_gradient(prog, decisions) for decisions in found]
+            why = [gradients_differ(values["grad.x0"], want) for want in wanted]
+            if all(why):
+                return Finding(self.name, observed.framework, program,
+                               _label(part, "the gradient is not the derivative of the values the framework "
+                                      f"computed ({why[0]})"),
+                               (f"grad of x0: finite differences {wanted[0].tolist()}, "
+                                f"framework {values['grad.x0']}",))
+        return None
+
+
+def _close(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return a is b
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    scale = max(1.0, float(np.max(np.abs(x))) if x.size else 1.0)
+    return x.shape == y.shape and bool(np.all(np.abs(x - y) <= 1e-9 * scale))
+
+
+def twin_steps(program: Program) -> set[int]:
+    """The step numbers (from 1, as errors give them) of the twin's steps in the case."""
+    own = len(program.steps) + (1 if program.grad else 0)
+    twin = len(program.twin) + (1 if program.grad else 0)
+    steps = set(range(own + 1, own + twin + 1))
+    if program.grad:
+        steps |= {own + twin + 3, own + twin + 4}  # loss_m and its backward, after the program's
+    return steps
+
+
+class Metamorphic(Oracle):
+    name = "metamorphic"
+
+    def check(self, program: Program, observed: Observed, all_observed: dict[str, Observed]) -> Finding | None:
+        if not program.twin or observed.status != "ran":
+            return None
+        if observed.error is not None:
+            if observed.error.get("at") in twin_steps(program):
+                return Finding(self.name, observed.framework, program,
+                               f"the {program.relation} twin was refused where the program was not",
+                               (f"{observed.error.get('type')}: {observed.error.get('message')}",))
+            return None
+        own, twin = (values for _, _, values in parts(program, observed.values))
+        differ = [f"{key}: program {own[key]}, twin {twin[key]}" for key in sorted(own.keys() & twin.keys())
+                  if key.split(".")[0] in ("values", "grad") and not _close(own[key], twin[key])]
+        if not differ:
             return None
         return Finding(self.name, observed.framework, program,
-                       "no composition of the operations' documented semantics gives what the framework holds",
-                       tuple(closest))
+                       f"the {program.relation} twin holds other values or gradients than the program", tuple(differ))
 
 
 @cache
@@ -123,9 +237,10 @@ class DocumentedViews(Oracle):
         documented = documented_views(observed.compiles or observed.framework)
         fixed = {i: VIEW for i, s in enumerate(program.steps)
                  if s.is_view and not VIEWS_BY_NAME[s.op].conditional and VIEWS_BY_NAME[s.op].key in documented}
-        if not fixed or not explanations(program, observed.values)[0]:
+        own = parts(program, observed.values)[0][2]
+        if not fixed or not explanations(program, own)[0]:
             return None
-        if explanations(program, observed.values, fixed)[0]:
+        if explanations(program, own, fixed)[0]:
             return None
         ops = sorted({program.steps[i].op for i in fixed})
         return Finding(self.name, observed.framework, program,
@@ -141,11 +256,12 @@ class CrossMode(Oracle):
             return None
         differ = [f"{key}: eager {eager.values[key]}, compiled {observed.values[key]}"
                   for key in sorted(eager.values.keys() & observed.values.keys())
-                  if key.startswith("values.") and eager.values[key] != observed.values[key]]
+                  if key.split(".")[0] in ("values", "grad") and not _close(eager.values[key], observed.values[key])]
         if not differ:
             return None
         return Finding(self.name, observed.framework, program,
-                       f"compiled, the program holds other values than eager {observed.compiles}", tuple(differ))
+                       f"compiled, the program holds other values or gradients than eager {observed.compiles}",
+                       tuple(differ))
 
 
-ORACLES: tuple[Oracle, ...] = (Crash(), ModelConsistency(), DocumentedViews(), CrossMode())
+ORACLES: tuple[Oracle, ...] = (Crash(), ModelConsistency(), DocumentedViews(), Gradient(), Metamorphic(), CrossMode())

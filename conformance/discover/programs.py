@@ -122,9 +122,14 @@ class WriteOp:
     key: str
     render: Callable[[str, tuple[Any, ...]], str]  # (target name, args) -> a statement
     arguments: Callable[[Shape], list[tuple[Any, ...]]]
-    # (values read through the target, args) -> the values written, as an array of its shape
-    apply: Callable[[np.ndarray, tuple[Any, ...]], np.ndarray]
+    # (values read through the target, args, values of the operand or None) -> the values
+    # written, as an array of the target's shape
+    apply: Callable[[np.ndarray, tuple[Any, ...], np.ndarray | None], np.ndarray]
     rebinds: bool = False  # may rebind the name instead of writing (augmented assignment)
+    creates: bool = False  # always binds the name to a new tensor (``t = t + c``): no write
+    operand: bool = False  # args[0] is a name of the target's shape the operation reads
+    # the out-of-place spelling of the same values (the metamorphic oracle's rewrite)
+    out_of_place: str | None = None
 
 
 def _element_indices(shape: Shape) -> list[tuple[Any, ...]]:
@@ -137,19 +142,40 @@ def _setitem(values: np.ndarray, a: tuple[Any, ...]) -> np.ndarray:
     return out
 
 
+def _operand(a: tuple[Any, ...]) -> str:
+    return str(a[0])
+
+
 WRITE_OPS: tuple[WriteOp, ...] = (
     WriteOp("setitem", "setitem", lambda t, a: f"{t}[{', '.join(map(str, a[0]))}] = {a[1]:.1f}",
-            lambda sh: [(idx, 0.0) for idx in _element_indices(sh)] if sh else [], _setitem),
+            lambda sh: [(idx, 0.0) for idx in _element_indices(sh)] if sh else [], lambda v, a, u: _setitem(v, a)),
     WriteOp("fill_", "method:fill_", lambda t, a: f"{t}.fill_({a[0]:.1f})", lambda sh: [(0.0,)],
-            lambda v, a: np.full_like(v, a[0])),
+            lambda v, a, u: np.full_like(v, a[0])),
     WriteOp("add_", "method:add_", lambda t, a: f"{t}.add_({a[0]:.1f})", lambda sh: [(0.0,)],
-            lambda v, a: v + a[0]),
+            lambda v, a, u: v + a[0], out_of_place="add"),
     WriteOp("mul_", "method:mul_", lambda t, a: f"{t}.mul_({a[0]:.1f})", lambda sh: [(0.0,)],
-            lambda v, a: v * a[0]),
-    WriteOp("iadd", "augmented:+=", lambda t, a: f"{t} += {a[0]:.1f}", lambda sh: [(0.0,)],
-            lambda v, a: v + a[0], rebinds=True),
+            lambda v, a, u: v * a[0], out_of_place="mul"),
+    WriteOp("iadd", "op:iadd", lambda t, a: f"{t} += {a[0]:.1f}", lambda sh: [(0.0,)],
+            lambda v, a, u: v + a[0], rebinds=True, out_of_place="add"),
+    WriteOp("imul", "op:imul", lambda t, a: f"{t} *= {a[0]:.1f}", lambda sh: [(0.0,)],
+            lambda v, a, u: v * a[0], rebinds=True, out_of_place="mul"),
+    # a product of two names (the target itself included): the write reads another tensor,
+    # which may overlap the target, and its gradient depends on both
+    WriteOp("mul_t", "method:mul_", lambda t, a: f"{t}.mul_({_operand(a)})", lambda sh: [("",)],
+            lambda v, a, u: v * u, operand=True, out_of_place="mul_new"),
+    # out-of-place: the name is bound to a new tensor, what it was bound to is untouched
+    WriteOp("add", "op:add", lambda t, a: f"{t} = {t} + {a[0]:.1f}", lambda sh: [(0.0,)],
+            lambda v, a, u: v + a[0], creates=True),
+    WriteOp("mul", "op:mul", lambda t, a: f"{t} = {t} * {a[0]:.1f}", lambda sh: [(0.0,)],
+            lambda v, a, u: v * a[0], creates=True),
+    WriteOp("mul_new", "op:mul", lambda t, a: f"{t} = {t} * {_operand(a)}", lambda sh: [("",)],
+            lambda v, a, u: v * u, creates=True, operand=True),
 )
 WRITES_BY_NAME = {op.name: op for op in WRITE_OPS}
+# the views a program that computes a gradient does not use: a detached view is written
+# outside autograd's knowledge by design, so the finite differences of the program's values
+# are not the gradient autograd documents for it
+NOT_WITH_GRAD = frozenset({"detach"})
 
 
 @dataclass(frozen=True)
@@ -163,6 +189,16 @@ class Step:
     def is_view(self) -> bool:
         return self.op in VIEWS_BY_NAME
 
+    @property
+    def operand(self) -> str | None:
+        """The other name a write reads (``t.mul_(u)``)."""
+        return str(self.args[0]) if not self.is_view and WRITES_BY_NAME[self.op].operand else None
+
+    def renamed(self, suffix: str) -> Step:
+        """The same step on names with ``suffix``: the metamorphic twin's copy of it."""
+        args = (self.args[0] + suffix,) + self.args[1:] if self.operand is not None else self.args
+        return Step(self.op, self.target + suffix, args, None if self.result is None else self.result + suffix)
+
     def text(self) -> str:
         if self.is_view:
             assert self.result is not None
@@ -170,27 +206,75 @@ class Step:
         return WRITES_BY_NAME[self.op].render(self.target, self.args)
 
 
+TWIN = "_m"  # the suffix of the metamorphic twin's names
+
+
 @dataclass(frozen=True)
 class Program:
+    """An input of ``shape`` and ``steps``. With ``grad``, the input requires grad (``x0``;
+    the steps work on ``x = x0 * 1.0``, a tensor autograd lets them write), and the program
+    ends with a loss over every name (:meth:`loss_text`) and its backward. With ``twin``, the
+    case also runs the twin's steps on a copy of the input (names with ``_m``): a rewrite of
+    ``steps`` that must hold the same values and gradient (``relation`` says which;
+    conformance.discover.oracles.Metamorphic)."""
+
     shape: Shape
     steps: tuple[Step, ...] = field(default_factory=tuple)
+    grad: bool = False
+    twin: tuple[Step, ...] = ()
+    relation: str = ""
 
     def names(self) -> list[str]:
-        return ["x"] + [s.result for s in self.steps if s.result is not None]
+        return list(dict.fromkeys(["x"] + [s.result for s in self.steps if s.result is not None]))
+
+    def twin_program(self) -> Program | None:
+        return Program(self.shape, self.twin, self.grad) if self.twin else None
 
     def given_data(self) -> Any:
         return (np.arange(math.prod(self.shape), dtype=np.float64) + 1.0).reshape(self.shape).tolist()
 
+    def loss_text(self, suffix: str = "") -> str:
+        """``loss = (x * x).sum() + (v1 * v1).sum() * 2.0 + ...``: every name squared, with
+        a weight of its own, so that the gradient tells elements and names apart."""
+        terms = [f"({n}{suffix} * {n}{suffix}).sum()" + ("" if k == 0 else f" * {k + 1:.1f}")
+                 for k, n in enumerate(self.names())]
+        return f"loss{suffix} = " + " + ".join(terms)
+
+    def _root(self, suffix: str = "") -> str:
+        return ("x0" if self.grad else "x") + suffix
+
+    def statements(self) -> list[str]:
+        """The case's steps: the program's, its twin's on names with ``_m``, then with
+        ``grad`` each part's loss and backward."""
+        out = ["x = x0 * 1.0"] if self.grad else []
+        out += [s.text() for s in self.steps]
+        twin = self.twin_program()
+        if twin is not None:
+            out += [f"x{TWIN} = x0{TWIN} * 1.0"] if self.grad else []
+            out += [s.renamed(TWIN).text() for s in self.twin]
+        if self.grad:
+            out += [self.loss_text(), "loss.backward()"]
+            if twin is not None:
+                out += [twin.loss_text(TWIN), f"loss{TWIN}.backward()"]
+        return out
+
     def case_text(self, case_id: str, title: str, expect_lines: Sequence[str] = ("expect: {}",)) -> str:
         """One case in the corpus format (a document with ``cases:``)."""
+        requires = ", requires_grad: true" if self.grad else ""
+        given = [f"      {self._root(suffix)}: {{data: {self.given_data()}, dtype: float64{requires}}}"
+                 for suffix in ([""] + ([TWIN] if self.twin else []))]
         lines = ["cases:", f"  - id: {case_id}", f"    title: {_quoted(title)}", "    tags: [discovered]",
-                 "    given:", f"      x: {{data: {self.given_data()}, dtype: float64}}", "    steps:"]
-        lines += [f"      - {s.text()}" for s in self.steps]
+                 "    given:", *given, "    steps:", *[f"      - {text}" for text in self.statements()]]
         lines += ["    " + line for line in expect_lines]
         return "\n".join(lines) + "\n"
 
     def describe(self) -> str:
-        return "; ".join(s.text() for s in self.steps)
+        text = "; ".join(s.text() for s in self.steps)
+        if self.grad:
+            text = f"x = x0 * 1.0 (x0 requires grad); {text}; {self.loss_text()}; loss.backward()"
+        if self.twin:
+            text += f" | twin ({self.relation}): " + "; ".join(s.text() for s in self.twin)
+        return text
 
 
 def _quoted(text: str) -> str:
@@ -212,3 +296,54 @@ def write_value(k: int) -> float:
     """The constant of the k-th write: distinct from every input element and every other
     write, so that a value in the wrong place shows which write put it there."""
     return 100.0 * (k + 1)
+
+
+# ---- the metamorphic twins: rewrites that must not change values or gradients
+
+
+def out_of_place_twin(program: Program) -> tuple[Step, ...]:
+    """``program`` with every in-place write into a tensor nothing else aliases rewritten
+    out of place (``t.add_(c)`` → ``t = t + c``), or () when there is none. A tensor is
+    unaliased when no other name was made from the same memory by view operations, counting
+    every view operation as a view (whichever a framework makes a copy only aliases less):
+    writing it in place or binding the name to the new values then differ in nothing any
+    later step or the loss can read."""
+    lineage: dict[str, int] = {"x": 0}
+    fresh = 1
+    steps, changed = [], False
+    for step in program.steps:
+        if step.is_view:
+            assert step.result is not None
+            if VIEWS_BY_NAME[step.op].copies:
+                lineage[step.result], fresh = fresh, fresh + 1
+            else:
+                lineage[step.result] = lineage[step.target]
+            steps.append(step)
+            continue
+        write = WRITES_BY_NAME[step.op]
+        unaliased = not any(n != step.target and line == lineage[step.target] for n, line in lineage.items())
+        if write.creates or (unaliased and write.out_of_place):
+            lineage[step.target], fresh = fresh, fresh + 1
+        if unaliased and write.out_of_place:
+            steps.append(Step(write.out_of_place, step.target, step.args))
+            changed = True
+        else:
+            steps.append(step)
+    return tuple(steps) if changed else ()
+
+
+def clone_twin(program: Program) -> tuple[Step, ...]:
+    """``program`` with a ``clone()`` after every view made after its last write, or () when
+    there is none. Nothing writes after those views, so whether they share memory with their
+    source can change no value; and autograd differentiates a clone as the identity."""
+    last_write = max((i for i, s in enumerate(program.steps) if not s.is_view), default=-1)
+    steps: list[Step] = []
+    for i, step in enumerate(program.steps):
+        steps.append(step)
+        if i > last_write and step.is_view and not VIEWS_BY_NAME[step.op].copies:
+            assert step.result is not None
+            steps.append(Step("clone", step.result, (), step.result))
+    return tuple(steps) if len(steps) > len(program.steps) else ()
+
+
+TWINS = {"out-of-place": out_of_place_twin, "clone": clone_twin}

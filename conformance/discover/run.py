@@ -28,13 +28,17 @@ from hypothesis.errors import FlakyFailure
 from conformance import registry
 from conformance.discover.generate import programs
 from conformance.discover.model import explanations
-from conformance.discover.oracles import ORACLES, Finding, Observed, known
-from conformance.discover.programs import Program
+from conformance.discover.oracles import ORACLES, Finding, Observed, known, parts
+from conformance.discover.programs import TWINS, Program
+from conformance.discover.triage import KNOWN, triaged
 from conformance.load.reader import load_text
 from conformance.run.sandbox import Sandbox
 from conformance.tools.observe import Observation, expect_lines, observe, split
 
 ROUND = 100  # programs per Hypothesis round
+# what the oracles read (and a finding's case expects): observing every kind of every name
+# and pair would cost most of a program's time for nothing
+OBSERVED = ("values", "shares_memory", "grad")
 PROGRAM_ID = "discovered.program"
 
 
@@ -60,6 +64,7 @@ class Discovery:
     refused: Counter[str] = field(default_factory=Counter)  # framework -> programs it refused or lacked
     decisions: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # (op, framework, view/copy)
     found: list[Found] = field(default_factory=list)
+    triaged: Counter[str] = field(default_factory=Counter)  # known rule (triage.KNOWN) -> programs it matched
 
 
 class _NewFinding(Exception):
@@ -82,7 +87,7 @@ def run_program(program: Program, frameworks: list[str], sandbox: Sandbox | None
     # an id of its own: the sandbox's child keeps the last case it was sent, by id
     digest = hashlib.blake2b(repr(program).encode(), digest_size=6).hexdigest()
     case = case_of(program, f"{PROGRAM_ID}_{digest}")
-    return [observe(case, registry.get_adapter(fw), sandbox) for fw in frameworks]
+    return [observe(case, registry.get_adapter(fw), sandbox, OBSERVED) for fw in frameworks]
 
 
 def observed_of(observation: Observation) -> Observed:
@@ -112,15 +117,19 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
             if obs.status != "ran" or obs.error is not None:
                 result.refused[obs.framework] += 1
                 continue
-            found, _ = explanations(program, obs.values)
+            found, _ = explanations(program, parts(program, obs.values)[0][2])
             for i, step in enumerate(program.steps):
                 if step.is_view and found and i in found[0] and len({f[i] for f in found}) == 1:
                     result.decisions[(step.op, obs.framework, found[0][i])] += 1
         for obs in by_framework.values():
-            for oracle in ORACLES:
-                finding = oracle.check(program, obs, by_framework)
-                if finding is not None and not known(finding, signatures):
-                    raise _NewFinding(Found(finding, observations, time.monotonic() - began))
+            finding = first_finding(program, obs, by_framework)
+            if finding is None:
+                continue
+            rule = triaged(finding)
+            if rule is not None:
+                result.triaged[rule.name] += 1
+            elif not known(finding, signatures):
+                raise _NewFinding(Found(finding, observations, time.monotonic() - began))
 
     round_number = 0
     while not over():
@@ -133,7 +142,10 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
             prop()
         except _NewFinding as exc:
             found = reduce_steps(exc.found, frameworks, sandbox)
-            result.programs += found.runs
+            # once more: a finding the minimal program does not show again (a timeout under
+            # load, a framework's nondeterminism) is listed as not reproduced, not confirmed
+            found.flaky = found.flaky or still_found(found.finding, found.finding.program, frameworks, sandbox) is None
+            result.programs += found.runs + 1
             signatures.add(found.finding.signature())
             result.found.append(found)
         except FlakyFailure as exc:  # found once, not again when Hypothesis ran it a second time
@@ -148,34 +160,61 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
     return result
 
 
+def first_finding(program: Program, observed: Observed, all_observed: dict[str, Observed]) -> Finding | None:
+    """The first oracle's finding on one framework's run, in ORACLES' order: a program that
+    puts a value in the wrong place also gives its twin and its gradient other values, and
+    the model's finding is the one that says why."""
+    for oracle in ORACLES:
+        finding = oracle.check(program, observed, all_observed)
+        if finding is not None:
+            return finding
+    return None
+
+
 def still_found(finding: Finding, program: Program, frameworks: list[str],
                 sandbox: Sandbox | None) -> tuple[Finding, list[Observation]] | None:
-    """The same finding (oracle and framework) on ``program``, if it shows it."""
+    """The same finding (first oracle and framework) on ``program``, if it shows it."""
     observations = run_program(program, frameworks, sandbox)
     by_framework = {o.framework: observed_of(o) for o in observations}
     obs = by_framework.get(finding.framework)
-    for oracle in ORACLES:
-        if obs is not None and oracle.name == finding.oracle:
-            again = oracle.check(program, obs, by_framework)
-            if again is not None:
-                return again, observations
-    return None
+    again = None if obs is None else first_finding(program, obs, by_framework)
+    if again is None or again.oracle != finding.oracle:
+        return None
+    return again, observations
 
 
 def without_step(program: Program, index: int) -> Program | None:
     """The program less one step (and the steps that read a name it binds), or None when
-    nothing would be left to write."""
+    nothing would be left to write in a program without a gradient. Its twin is made again from what is left (none when
+    the rewrite no longer applies)."""
     dropped = {program.steps[index].result} - {None}
     kept = []
     for i, step in enumerate(program.steps):
-        if i == index or step.target in dropped:
+        if i == index or step.target in dropped or step.operand in dropped:
             if step.result is not None:
                 dropped.add(step.result)
             continue
         kept.append(step)
-    if not any(not s.is_view for s in kept):
-        return None
-    return Program(program.shape, tuple(kept))
+    if not program.grad and not any(not s.is_view for s in kept):
+        return None  # without a write, the values show nothing; a gradient needs none
+    return with_twin(Program(program.shape, tuple(kept), program.grad), program.relation)
+
+
+def with_twin(program: Program, relation: str) -> Program:
+    twin = TWINS[relation](program) if relation else ()
+    return Program(program.shape, program.steps, program.grad, twin, relation if twin else "")
+
+
+def simpler(program: Program) -> list[Program]:
+    """The program less its twin, less its gradient, less one step: every smaller program
+    reduce_steps tries."""
+    out = []
+    if program.twin:
+        out.append(Program(program.shape, program.steps, program.grad))
+    if program.grad:
+        out.append(with_twin(Program(program.shape, program.steps), program.relation))
+    out += [p for p in (without_step(program, i) for i in range(len(program.steps))) if p is not None]
+    return out
 
 
 def reduce_steps(found: Found, frameworks: list[str], sandbox: Sandbox | None) -> Found:
@@ -185,10 +224,7 @@ def reduce_steps(found: Found, frameworks: list[str], sandbox: Sandbox | None) -
     changed = True
     while changed:
         changed = False
-        for index in range(len(finding.program.steps)):
-            smaller = without_step(finding.program, index)
-            if smaller is None:
-                continue
+        for smaller in simpler(finding.program):
             runs += 1
             again = still_found(finding, smaller, frameworks, sandbox)
             if again is not None:
@@ -251,20 +287,34 @@ def distinct(found: list[Found]) -> list[Found]:
 
 def findings_page(result: Discovery) -> str:
     rate = result.programs / result.seconds if result.seconds else 0.0
+    confirmed = [f for f in result.found if not f.flaky]
     lines = ["# Findings of `conformance discover`", "",
              f"Seed {result.seed}, frameworks {', '.join(result.frameworks)}: {result.programs} programs in "
-             f"{result.seconds:.0f} s ({rate:.1f} programs/s), {len(result.found)} finding(s). Each finding is "
-             "the minimal program Hypothesis shrank it to; its case (with every framework's observations) is in "
-             "`findings.yaml` beside this page. How the oracles work: docs/discover.md.", ""]
-    if result.found:
-        lines += ["| # | oracle | framework | program | what | found after |", "|---|---|---|---|---|---|"]
-        for n, found in enumerate(result.found, 1):
-            f = found.finding
-            what = f.summary + (": " + "; ".join(f.details) if f.details else "")
-            lines.append(f"| {n} | {f.oracle} | {f.framework} | `{f.program.describe()}` on x of shape "
-                         f"{list(f.program.shape)} | {what.replace('|', '/')} | {found.seconds:.1f} s |")
+             f"{result.seconds:.0f} s ({rate:.1f} programs/s), {len(confirmed)} finding(s)"
+             + (f", {len(result.found) - len(confirmed)} not reproduced" if len(confirmed) < len(result.found) else "")
+             + ". Each finding is the minimal program it was shrunk to; its case (with every framework's observations) "
+             "is in `findings.yaml` beside this page. How the oracles work: docs/discover.md.", ""]
+    if confirmed:
+        lines += _findings_table(result, confirmed)
     else:
         lines.append("No finding.")
+    flaky = [f for f in result.found if f.flaky]
+    if flaky:
+        lines += ["", "## Not reproduced", "",
+                  "Found once, but the minimal program did not show it when run again (a timeout under load, a "
+                  "framework's nondeterminism): not confirmed, not in `findings.yaml`.", ""]
+        lines += _findings_table(result, flaky)
+    lines += ["", "## Known, not reported again", ""]
+    if result.triaged:
+        lines += ["Programs that showed a bug already known upstream and recorded in the corpus "
+                  "(conformance/discover/triage.py).", "", "| known bug | programs | upstream | corpus cases |",
+                  "|---|---|---|---|"]
+        for rule in KNOWN:
+            if result.triaged[rule.name]:
+                lines.append(f"| {rule.summary} | {result.triaged[rule.name]} | {' '.join(rule.links)} | "
+                             f"{', '.join(f'`{c}`' for c in rule.cases)} |")
+    else:
+        lines.append("No program showed a known bug.")
     lines += ["", "## What the generated programs showed", "",
               "Per view operation and framework, how many programs it was a view or a copy in (where every "
               "explanation of the framework's observations agrees), and how many programs each framework refused "
@@ -280,10 +330,22 @@ def findings_page(result: Discovery) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _findings_table(result: Discovery, found: list[Found]) -> list[str]:
+    lines = ["| # | oracle | framework | program | what | found after |", "|---|---|---|---|---|---|"]
+    for found_one in found:
+        n = result.found.index(found_one) + 1
+        f = found_one.finding
+        what = f.summary + (": " + "; ".join(f.details) if f.details else "")
+        lines.append(f"| {n} | {f.oracle} | {f.framework} | `{f.program.describe()}` on x of shape "
+                     f"{list(f.program.shape)} | {what.replace('|', '/')} | {found_one.seconds:.1f} s |")
+    return lines
+
+
 def write(result: Discovery, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
-    cases = "".join(finding_case_text(found, n, result.seed).split("\n", 1)[1] if n > 1 else
-                    finding_case_text(found, n, result.seed) for n, found in enumerate(result.found, 1))
+    numbered = [(n, found) for n, found in enumerate(result.found, 1) if not found.flaky]
+    texts = [finding_case_text(found, n, result.seed) for n, found in numbered]
+    cases = "".join(text if i == 0 else text.split("\n", 1)[1] for i, text in enumerate(texts))
     paths = [out / "findings.md", out / "findings.json"]
     paths[0].write_text(findings_page(result), encoding="utf-8")
     paths[1].write_text(json.dumps({
@@ -292,8 +354,10 @@ def write(result: Discovery, out: Path) -> list[Path]:
         "findings": [{"oracle": f.finding.oracle, "framework": f.finding.framework,
                       "program": f.finding.program.describe(), "shape": list(f.finding.program.shape),
                       "summary": f.finding.summary, "details": list(f.finding.details),
-                      "seconds": round(f.seconds, 3)} for f in result.found]}, indent=1) + "\n", encoding="utf-8")
-    if result.found:
+                      "seconds": round(f.seconds, 3), "reproduced": not f.flaky} for f in result.found],
+        "known": {rule.name: result.triaged[rule.name] for rule in KNOWN if result.triaged[rule.name]},
+    }, indent=1) + "\n", encoding="utf-8")
+    if texts:
         paths.append(out / "findings.yaml")
-        paths[2].write_text(cases or "cases: []\n", encoding="utf-8")
+        paths[2].write_text(cases, encoding="utf-8")
     return paths

@@ -396,12 +396,17 @@ def cmd_discover(args: argparse.Namespace, extra: list[str]) -> int:
         sandbox.close()
     paths = write(result, Path(args.out))
     rate = result.programs / result.seconds if result.seconds else 0.0
+    confirmed = [found for found in result.found if not found.flaky]
+    known = sum(result.triaged.values())
     print(for_terminal(f"conformance discover: {result.programs} programs in {result.seconds:.0f} s "
-                       f"({rate:.1f}/s), {len(result.found)} finding(s)"))
+                       f"({rate:.1f}/s), {len(confirmed)} finding(s)"
+                       + (f", {len(result.found) - len(confirmed)} not reproduced" if len(confirmed) < len(result.found)
+                          else "")
+                       + f", {known} program(s) showing a known bug"))
     for found in result.found:
         f = found.finding
-        print(for_terminal(f"  {f.oracle} {f.framework}: {f.program.describe()} (x of shape {list(f.program.shape)}): "
-                           f"{f.summary}"))
+        print(for_terminal(f"  {'(not reproduced) ' if found.flaky else ''}{f.oracle} {f.framework}: "
+                           f"{f.program.describe()} (x of shape {list(f.program.shape)}): {f.summary}"))
     for path in paths:
         print(for_terminal(f"conformance discover: wrote {path}"))
     return 0

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -79,9 +80,10 @@ def related_pairs(case: Case, names: list[str]) -> list[tuple[str, str]]:
             if b in ancestors[a] or a in ancestors[b] or ancestors[a] & ancestors[b]]
 
 
-def probe_expect(case: Case) -> Expect:
-    """An expectation of everything each kind observes by default about the case's names
-    (the expected values are placeholders: only what the engine observes is used)."""
+def probe_expect(case: Case, only: Collection[str] | None = None) -> Expect:
+    """An expectation of everything each kind (of ``only``, when given) observes by default
+    about the case's names (the expected values are placeholders: only what the engine
+    observes is used)."""
     names = names_of(case)
     if len(names) <= MAX_PAIR_NAMES:
         pairs = [(a, b) for i, a in enumerate(names) for b in names[:i]]
@@ -90,15 +92,20 @@ def probe_expect(case: Case) -> Expect:
     autograd = any(g.requires_grad for g in case.given)
     checks = {}
     for kind in kinds.KINDS:
+        if only is not None and kind.name not in only:
+            continue
         entries = kind.probe(names, pairs, autograd)
         if entries is not None:
             checks[kind.name] = entries
     return Expect(checks=checks)
 
 
-def observe(case: Case, adapter: Any, sandbox: Sandbox | None = None) -> Observation:
+def observe(case: Case, adapter: Any, sandbox: Sandbox | None = None,
+            only: Collection[str] | None = None) -> Observation:
     """What the case's steps do on the adapter's framework: in ``sandbox``'s child process,
-    or in this process when there is none (tests of the splitting and rendering)."""
+    or in this process when there is none (tests of the splitting and rendering). ``only``:
+    the kinds to observe (conformance discover's oracles read values, shares_memory and
+    grad), by default every kind."""
     obs = Observation(adapter.name, adapter.version(), unobservable=frozenset(adapter.unobservable))
     override = case.overrides.get(adapter.name)
     if override is not None and override.not_applicable:
@@ -108,7 +115,7 @@ def observe(case: Case, adapter: Any, sandbox: Sandbox | None = None) -> Observa
     if missing:
         obs.status, obs.reason = SKIPPED, missing
         return obs
-    probe = replace(case, expect=probe_expect(case), overrides={})
+    probe = replace(case, expect=probe_expect(case, only), overrides={})
     if sandbox is None:
         outcome = run(probe, adapter)
     else:

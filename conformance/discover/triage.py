@@ -1,0 +1,140 @@
+"""Known findings: bugs already reported upstream and recorded in the corpus, which
+``conformance discover`` counts instead of reporting again.
+
+A rule is one class, as an oracle is: what it matches (:meth:`Known.matches`, on the finding
+and its program), why it is known (``summary``, ``links``: the upstream issue or pull
+request) and where the corpus records it (``cases``). A finding a rule matches is counted on
+the findings page under the rule and never shrunk or written as a new case. A rule must be
+narrow enough that a different bug cannot hide behind it: each names the oracle, the
+frameworks and the shape of program the known bug needs, and tests/test_discover.py checks
+each against the program that showed it and a program it must not match.
+
+Legitimate differences (documented behaviour, such as Paddle's ``+=`` rebinding or NumPy's
+read-only views) are not rules here: the oracles never report them (the model allows
+rebinding and copies, refusals are not judged; docs/discover.md).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from conformance.discover.oracles import Finding
+from conformance.discover.programs import VIEWS_BY_NAME, WRITES_BY_NAME, Program, Step
+
+
+def aliased_writes(steps: tuple[Step, ...]) -> list[Step]:
+    """The in-place writes (not augmented assignments, which may rebind) into a tensor that
+    another name views at that point, or through a view: every view operation counted as a
+    view, as in programs.out_of_place_twin."""
+    lineage: dict[str, int] = {"x": 0}
+    fresh, out = 1, []
+    for step in steps:
+        if step.is_view:
+            assert step.result is not None
+            if VIEWS_BY_NAME[step.op].copies:
+                lineage[step.result], fresh = fresh, fresh + 1
+            else:
+                lineage[step.result] = lineage[step.target]
+            continue
+        write = WRITES_BY_NAME[step.op]
+        if write.creates or write.rebinds:
+            lineage[step.target], fresh = fresh, fresh + 1
+            continue
+        if any(n != step.target and line == lineage[step.target] for n, line in lineage.items()):
+            out.append(step)
+    return out
+
+
+class Known:
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    links: ClassVar[tuple[str, ...]]
+    cases: ClassVar[tuple[str, ...]]
+
+    def matches(self, finding: Finding) -> bool:
+        raise NotImplementedError
+
+
+class PaddleStaleGradientAfterAliasedWrite(Known):
+    name = "paddle-stale-gradient"
+    summary = ("Paddle: after an in-place write through a view (or into a base while a view of it is live), "
+               "the gradient of the tensors that share its memory is computed from the graph before the write")
+    links = ("https://github.com/PaddlePaddle/Paddle/pull/68520",)
+    cases = ("inplace.mul_.view_of_nonleaf_grad", "inplace.exp_.view_of_nonleaf_grad",
+             "inplace.sigmoid_.view_of_nonleaf_grad", "autograd.discovered.setitem_through_view_grad")
+
+    def matches(self, finding: Finding) -> bool:
+        program = finding.program
+        return (finding.oracle == "gradient" and finding.framework in ("paddle", "paddle_static")
+                and bool(aliased_writes(program.steps) or aliased_writes(program.twin)))
+
+
+class PaddleNarrowOfOffsetView(Known):
+    name = "paddle-narrow-offset"
+    summary = ("Paddle 3.3.1: narrow() of a view with a storage offset ignores the offset (found by "
+               "conformance discover; narrow is as_strided from the storage's start)")
+    links = ("https://github.com/PaddlePaddle/Paddle/pull/74546", "https://github.com/PaddlePaddle/Paddle/pull/79748")
+    cases = ("views.discovered.narrow_of_offset_view_reads", "views.discovered.narrow_of_offset_view_writes")
+
+    def matches(self, finding: Finding) -> bool:
+        return (finding.oracle in ("model", "documented-view", "metamorphic", "gradient")
+                and finding.framework in ("paddle", "paddle_static")
+                and _narrow_of_offset(finding.program))
+
+
+def _narrow_of_offset(program: Program) -> bool:
+    """A narrow of a name that is itself a view not at the storage's start: a slice, select,
+    narrow, split or unbind piece not starting at 0 somewhere before it in its chain."""
+    offset: dict[str, bool] = {"x": False}
+    for step in program.steps + program.twin:
+        if not step.is_view:
+            if WRITES_BY_NAME[step.op].creates or WRITES_BY_NAME[step.op].rebinds:
+                offset[step.target] = False
+            continue
+        assert step.result is not None
+        if step.op == "narrow" and offset.get(step.target, False):
+            return True
+        starts = {"slice": lambda a: a[0], "select": lambda a: a[0], "narrow": lambda a: a[1],
+                  "unbind": lambda a: a[1], "split": lambda a: a[0] * a[2]}
+        moved = step.op in starts and starts[step.op](step.args) != 0
+        offset[step.result] = not VIEWS_BY_NAME[step.op].copies and (offset.get(step.target, False) or moved)
+    return False
+
+
+class PaddleNarrowGradientOfStridedView(Known):
+    name = "paddle-narrow-gradient"
+    summary = ("Paddle 3.3.1: the gradient through narrow() of a non-contiguous view (x.t().narrow(0, 0, 1)) lands "
+               "on the elements of the contiguous layout, not the ones narrow read (found by conformance discover)")
+    links = ("https://github.com/PaddlePaddle/Paddle/pull/74546", "https://github.com/PaddlePaddle/Paddle/pull/79748")
+    cases = ("autograd.discovered.narrow_of_transposed_grad",)
+
+    def matches(self, finding: Finding) -> bool:
+        return (finding.oracle in ("gradient", "metamorphic") and finding.framework in ("paddle", "paddle_static")
+                and _narrow_of_strided(finding.program))
+
+
+def _narrow_of_strided(program: Program) -> bool:
+    """A narrow of a name whose chain of views makes it non-contiguous: a transpose, t or
+    diagonal, a slice with a step, a piece along a dimension other than the first."""
+    strided: dict[str, bool] = {"x": False}
+    for step in program.steps + program.twin:
+        if not step.is_view:
+            if WRITES_BY_NAME[step.op].creates or WRITES_BY_NAME[step.op].rebinds:
+                strided[step.target] = False
+            continue
+        assert step.result is not None
+        if step.op == "narrow" and strided.get(step.target, False):
+            return True
+        makes = (step.op in ("transpose", "t", "diagonal") or (step.op == "slice" and step.args[2] != 1)
+                 or (step.op in ("narrow", "unbind") and step.args[0] != 0)
+                 or (step.op == "split" and step.args[1] != 0))
+        strided[step.result] = not VIEWS_BY_NAME[step.op].copies and (strided.get(step.target, False) or makes)
+    return False
+
+
+KNOWN: tuple[Known, ...] = (PaddleStaleGradientAfterAliasedWrite(), PaddleNarrowOfOffsetView(),
+                            PaddleNarrowGradientOfStridedView())
+
+
+def triaged(finding: Finding) -> Known | None:
+    return next((rule for rule in KNOWN if rule.matches(finding)), None)
