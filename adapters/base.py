@@ -12,6 +12,7 @@ probes lives here and framework adapters call it for arrays.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.metadata
 import importlib.util
 import math
@@ -30,6 +31,16 @@ Operation = Callable[..., Any]
 # seen even where an element already held one of them.
 _SENTINELS = {"b": (True, False), "u": (7, 3), "i": (7, -3), "f": (7.25, -3.5), "c": (7.25, -3.5)}
 
+
+
+@functools.lru_cache(maxsize=None)
+def installed_version(distribution: str) -> str | None:
+    """A distribution's version from its metadata, read once per process (a read costs about
+    1 ms, and conformance discover asks for it for every program)."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 class NotApplicable(Exception):
     """Raised by an operation that the framework has no counterpart for at these arguments."""
@@ -530,10 +541,7 @@ class Adapter(ArrayProbes):
 
     def version(self) -> str | None:
         """The installed version, read from package metadata (imports nothing)."""
-        try:
-            return importlib.metadata.version(self.distribution)
-        except importlib.metadata.PackageNotFoundError:
-            return None
+        return installed_version(self.distribution)
 
     def device_unavailable(self, device: str) -> str | None:
         return None if device == "cpu" else f"{self.name}: device {device!r} is not supported"

@@ -39,6 +39,7 @@ ROUND = 100  # programs per Hypothesis round
 # what the oracles read (and a finding's case expects): observing every kind of every name
 # and pair would cost most of a program's time for nothing
 OBSERVED = ("values", "shares_memory", "grad")
+CRASH_TRIES = 3  # runs of a smaller program before a crash counts as gone (still_found)
 PROGRAM_ID = "discovered.program"
 
 
@@ -173,14 +174,17 @@ def first_finding(program: Program, observed: Observed, all_observed: dict[str, 
 
 def still_found(finding: Finding, program: Program, frameworks: list[str],
                 sandbox: Sandbox | None) -> tuple[Finding, list[Observation]] | None:
-    """The same finding (first oracle and framework) on ``program``, if it shows it."""
-    observations = run_program(program, frameworks, sandbox)
-    by_framework = {o.framework: observed_of(o) for o in observations}
-    obs = by_framework.get(finding.framework)
-    again = None if obs is None else first_finding(program, obs, by_framework)
-    if again is None or again.oracle != finding.oracle:
-        return None
-    return again, observations
+    """The same finding (first oracle and framework) on ``program``, if it shows it: in one
+    run, or for a crash in one of CRASH_TRIES (a heap corruption is detected, as an abort or
+    a hang, only when the allocator next trips over it)."""
+    for _ in range(CRASH_TRIES if finding.oracle == "crash" else 1):
+        observations = run_program(program, frameworks, sandbox)
+        by_framework = {o.framework: observed_of(o) for o in observations}
+        obs = by_framework.get(finding.framework)
+        again = None if obs is None else first_finding(program, obs, by_framework)
+        if again is not None and again.oracle == finding.oracle:
+            return again, observations
+    return None
 
 
 def without_step(program: Program, index: int) -> Program | None:

@@ -104,13 +104,15 @@ def _narrow_of_offset(program: Program) -> bool:
 class PaddleNarrowGradientOfStridedView(Known):
     name = "paddle-narrow-gradient"
     summary = ("Paddle 3.3.1: the gradient through narrow() of a non-contiguous view (x.t().narrow(0, 0, 1)) lands "
-               "on the elements of the contiguous layout, not the ones narrow read (found by conformance discover)")
+               "on the elements of the contiguous layout, not the ones narrow read, and past the end of the "
+               "gradient's buffer, which corrupts the heap (an abort or a hang; found by conformance discover)")
     links = ("https://github.com/PaddlePaddle/Paddle/pull/74546", "https://github.com/PaddlePaddle/Paddle/pull/79748")
-    cases = ("autograd.discovered.narrow_of_transposed_grad",)
+    cases = ("autograd.discovered.narrow_of_transposed_grad", "autograd.discovered.narrow_of_narrowed_column_grad")
 
     def matches(self, finding: Finding) -> bool:
-        return (finding.oracle in ("gradient", "metamorphic") and finding.framework in ("paddle", "paddle_static")
-                and _narrow_of_strided(finding.program))
+        return (finding.oracle in ("gradient", "metamorphic", "crash")
+                and finding.framework in ("paddle", "paddle_static")
+                and finding.program.grad and _narrow_of_strided(finding.program))
 
 
 def _narrow_of_strided(program: Program) -> bool:
