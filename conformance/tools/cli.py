@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # the CLI imports pytest and the plugin only when a command n
     from conformance.plugin.handover import RunResults
 
 DEFAULT_RESULTS = Path("reports") / "results.json"
+DISCOVER_TIMEOUT_S = 10.0  # conformance discover's --case-timeout
 # where a run that is not a full run of the corpus writes its results and reports (git-ignored)
 DEFAULT_PARTIAL = Path("reports") / "partial"
 
@@ -793,8 +794,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                      help="comma-separated frameworks or compiled modes (default: torch,numpy,paddle)")
     dsc.add_argument("--out", default="discovered", help="where findings.md, findings.json and findings.yaml go "
                                                          "(default: discovered)")
-    dsc.add_argument("--case-timeout", metavar="SECONDS", type=float, default=DEFAULT_TIMEOUT_S,
-                     help=f"per program and framework (default {DEFAULT_TIMEOUT_S:g}; 0 = none)")
+    # a generated program runs in milliseconds: a hang (Paddle's heap corruption hangs the
+    # process in glibc's abort) should cost seconds, not the corpus's minute
+    dsc.add_argument("--case-timeout", metavar="SECONDS", type=float, default=DISCOVER_TIMEOUT_S,
+                     help=f"per program and framework (default {DISCOVER_TIMEOUT_S:g}; 0 = none)")
     dsc.set_defaults(func=cmd_discover)
     lint = sub.add_parser("lint", help="check case files without running them (exit 1 on any problem)")
     lint.add_argument("paths", nargs="*", help="case files or folders (default: cases/)")
