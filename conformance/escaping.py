@@ -100,9 +100,10 @@ _MARKDOWN_ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 # an address in running text: shown as it is written and clickable, as a CommonMark
 # autolink <...> (inside which nothing is markup). Characters GFM would not take as part of
 # an address (blanks, < > | \ ` ") end it; trailing punctuation is not part of it, nor a
-# closing parenthesis without its opening one.
+# closing parenthesis without its opening one. An underscore stays: addresses end in one
+# (an anchor such as #__getitem__) far more often than a sentence does.
 _URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
-_URL_TRAILING = ".,:;!?'*_~"
+_URL_TRAILING = ".,:;!?'*~"
 
 
 def for_markdown(text: str, *, line_start: bool = False) -> str:
