@@ -138,7 +138,8 @@ def _compiled(report: Report, link_root: str) -> list[str]:
 
 def _claims(report: Report, link_root: str) -> list[str]:
     out = ["## Claims\n",
-           "Every claim of [`conformance/data/claims.yaml`](" + markdown_url(f"{link_root}/conformance/data/claims.yaml")
+           "Every claim of [`conformance/data/claims.yaml`]("
+           + markdown_url(f"{link_root}/conformance/data/claims.yaml")
            + "), with its verdict per framework from the cases that name it. "
            "A claim does not hold on a framework when any case shows a counterexample; it is unsettled when a "
            "case behind it fails.\n",
