@@ -129,6 +129,24 @@ def for_markdown(text: str, *, line_start: bool = False) -> str:
     return "".join(out)
 
 
+def split_addresses(text: str) -> list[tuple[bool, str]]:
+    """``text`` as ``[(is_address, part)]``: each ``http(s)://`` address in running text (as
+    :func:`for_markdown` finds it) and the text between, in order."""
+    out: list[tuple[bool, str]] = []
+    at = 0
+    for match in _URL.finditer(text):
+        url = _trim_url(match.group())
+        if not url:
+            continue
+        if match.start() > at:
+            out.append((False, text[at:match.start()]))
+        out.append((True, url))
+        at = match.start() + len(url)
+    if at < len(text):
+        out.append((False, text[at:]))
+    return out
+
+
 def _trim_url(url: str) -> str:
     while url and (url[-1] in _URL_TRAILING or (url[-1] == ")" and url.count(")") > url.count("("))):
         url = url[:-1]
