@@ -171,8 +171,16 @@ def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row]) -> 
                 kinds = []
                 for kind, ids in (op.kinds.get(fw, {}).items() if op else []):
                     kinds.append({"kind": kind, "cases": [_production_evidence(rows[c], fw, key) for c in ids]})
-                per_fw.append({"framework": fw, "anchor": urls.anchor(f"{key}-{fw}"), "kinds": kinds})
+                per_fw.append({"framework": fw, "anchor": urls.anchor(f"{key}-{fw}"), "kinds": kinds,
+                               "counts": [(k["kind"], len(k["cases"])) for k in kinds],
+                               "total": sum(len(k["cases"]) for k in kinds)})
+            alike: dict[str, list[str]] = {}
+            for fw in report.frameworks:
+                words = " or ".join(kind for kind, _ in sorted(_op_cell(op, fw), key=lambda kn: (-kn[1], kn[0])))
+                if words:
+                    alike.setdefault(words, []).append(fw)
             variants.append({"key": key, "label": operation_label(key), "anchor": urls.anchor(key),
+                             "alike": sorted(alike.items(), key=lambda wf: (-len(wf[1]), wf[0])),
                              "frameworks": per_fw, "classified": op is not None,
                              "cases": [{"id": c, "path": urls.case(c), "title": rows[c].info.get("title", "")
                                         if c in rows else ""} for c in group.cases.get(key, [])]})
