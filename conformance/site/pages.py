@@ -234,7 +234,7 @@ def _case_pages(report: Report, results: dict[str, Any], records: dict[str, dict
     for row in report.rows:
         info = row.info
         by_fw = records.get(row.case_id, {})
-        steps = next((r["steps"] for fw in order if (r := by_fw.get(fw)) and r.get("steps")), [])
+        steps: list[dict[str, Any]] = next((r["steps"] for fw in order if (r := by_fw.get(fw)) and r.get("steps")), [])
         observations = []
         for fw in order:
             record = by_fw.get(fw)
@@ -261,7 +261,7 @@ def _case_pages(report: Report, results: dict[str, Any], records: dict[str, dict
             "group_words": _group_words(row, groups[row.case_id]),
             "source": source_link(source_url, info, the_stamp.commit),
             "claims": [(c, stance, claims.get(c, "")) for c, stance in sorted(info.get("claims", {}).items())],
-            "ops": [(name, ", ".join(l for k, l in zip(ops[name].keys, ops[name].labels)
+            "ops": [(name, ", ".join(label for k, label in zip(ops[name].keys, ops[name].labels)
                                      if k in info.get("operations", []))) for name in op_links],
         }, "Cases"))
     families = [{"name": f, "path": urls.family(f), "score": s} for f, s in report.families.items()]

@@ -786,8 +786,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     site.add_argument("--releases", nargs="+", metavar="RESULTS",
                       help="results files of conformance matrix (releases/*/*.json): the changelog pages")
     site.add_argument("--source-url", metavar="TEMPLATE",
-                      help="where a case's file is shown, e.g. https://github.com/ORG/REPO/blob/{commit}/{path}#L{line} "
-                           "(default: the path and line as text)")
+                      help="where a case's file is shown, e.g. "
+                           "https://github.com/ORG/REPO/blob/{commit}/{path}#L{line} (default: path and line as text)")
     site.add_argument("--partial", action="store_true", help="build from the results of a partial run (the pages "
                                                              "say which cases and frameworks are missing)")
     site.add_argument("--screenshots", metavar="DIR", help="then write PNGs of the home page and an operation page "
