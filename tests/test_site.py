@@ -338,3 +338,12 @@ def test_the_site_of_the_full_results_has_no_broken_link(tmp_path: Path) -> None
     assert main(["site", str(results), "--out", str(tmp_path / "site")]) == 0
     broken, _ = check_links(tmp_path / "site")
     assert broken == []
+
+
+def test_screenshots_of_an_operation_without_a_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "r.json").write_text(json.dumps(site_sample()))
+    code, err = run_site(capsys, str(tmp_path / "r.json"), "--out", str(tmp_path / "s"), "--screenshots",
+                         str(tmp_path / "shots"), "--screenshot-op", "nonesuch")
+    assert code == 2
+    assert f"{tmp_path / 's' / 'ops' / 'nonesuch.html'}: no page for the operation 'nonesuch'" in err
+    assert not (tmp_path / "shots").exists()
