@@ -189,7 +189,11 @@ def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row]) -> 
                 for fw in report.frameworks]
         pages.append(Page(urls.op(name), "op.html", f"{name}: view, copy or same object?",
                           {"group": group, "variants": variants, "grid": grid}, "Operations"))
-    pages.insert(0, Page("ops/index.html", "ops.html", "Operations", {"rows": index_rows}, "Operations"))
+    letters: dict[str, str] = {}  # first letter -> the first operation's anchor
+    for row in index_rows:
+        letters.setdefault(row["name"][:1].upper(), urls.anchor(row["name"]))
+    pages.insert(0, Page("ops/index.html", "ops.html", "Operations", {"rows": index_rows, "letters": letters},
+                         "Operations"))
     return pages
 
 
@@ -272,9 +276,13 @@ def _case_pages(report: Report, results: dict[str, Any], records: dict[str, dict
 def _family_pages(report: Report) -> list[Page]:
     pages = []
     for family, score in report.families.items():
-        rows = [r for r in report.rows if r.family == family]
+        groups: dict[str, list[Row]] = defaultdict(list)
+        for r in report.rows:
+            if r.family == family:  # by the id's second part: views.reshape.*, views.expand.*
+                groups[r.case_id.split(".")[1] if r.case_id.count(".") >= 2 else ""].append(r)
         pages.append(Page(urls.family(family), "family.html", f"{family} cases",
-                          {"family": family, "score": score, "rows": rows}, "Cases"))
+                          {"family": family, "score": score, "groups": dict(sorted(groups.items())),
+                           "total": sum(len(g) for g in groups.values())}, "Cases"))
     return pages
 
 
