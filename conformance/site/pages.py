@@ -157,7 +157,7 @@ def _op_cell(op: analysis.OperationRow | None, fw: str) -> list[tuple[str, int]]
 
 def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row]) -> list[Page]:
     pages = []
-    index_rows = []
+    index_rows: list[dict[str, Any]] = []
     for name, group in ops.items():
         index_rows.append({"name": name, "path": urls.op(name), "labels": group.labels,
                            "cells": {fw: _summary_kinds([_op_cell(group.rows.get(k), fw) for k in group.keys])
@@ -190,8 +190,8 @@ def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row]) -> 
         pages.append(Page(urls.op(name), "op.html", f"{name}: view, copy or same object?",
                           {"group": group, "variants": variants, "grid": grid}, "Operations"))
     letters: dict[str, str] = {}  # first letter -> the first operation's anchor
-    for row in index_rows:
-        letters.setdefault(row["name"][:1].upper(), urls.anchor(row["name"]))
+    for name in ops:
+        letters.setdefault(name[:1].upper(), urls.anchor(name))
     pages.insert(0, Page("ops/index.html", "ops.html", "Operations", {"rows": index_rows, "letters": letters},
                          "Operations"))
     return pages
