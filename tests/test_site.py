@@ -129,7 +129,8 @@ def test_the_case_page_shows_steps_expectations_and_every_observation(built: Pat
 
 def test_the_claim_page_gives_each_frameworks_verdict_and_its_cases(built: Path) -> None:
     page = text_of(built / "claims/S3-03.html")
-    assert "`view()` changes shape but shares memory." in page
+    assert "<code>view()</code> changes shape but shares memory." in (built / "claims/S3-03.html").read_text()
+    assert "view() changes shape but shares memory." in page  # the claim's `code` as code
     assert re.search(r"paddle ✗ does not hold does not hold does not hold: views\.expand\.paddle_copies", page), page
     assert "torch ✓ holds holds holds: views.reshape.agree, views.expand.paddle_copies" in page
 
@@ -223,12 +224,15 @@ def test_a_source_address_that_needs_a_commit_is_left_out_without_one() -> None:
 def test_case_text_is_shown_as_text() -> None:
     doc = site_sample()
     doc["cases"]["views.reshape.agree"]["title"] = "<script>alert(1)</script> <img src=x> __iadd__"
-    doc["claims"]["S3-03"] = "<b>bold</b> claim"
+    doc["claims"]["S3-03"] = "<b>bold</b> `<i>` claim"
+    doc["claims"]["S3-07"] = "an `unpaired backtick <b>"
     files = render_site(doc)
     for name, text in files.items():
         if name.endswith(".html"):
             assert "<script>alert" not in text and "<img" not in text and "<b>bold" not in text, name
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x&gt; __iadd__" in files["cases/views.reshape.agree.html"]
+    assert "&lt;b&gt;bold&lt;/b&gt; <code>&lt;i&gt;</code> claim" in files["claims/S3-03.html"]
+    assert "an `unpaired backtick &lt;b&gt;" in files["claims/S3-07.html"]
     assert "<\\/script>" in files["search-index.js"]  # the index cannot close the script element that loads it
 
 

@@ -30,7 +30,8 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
-    env.filters.update(value=value_text, linked=linked, anchor=urls.anchor, slug=verdict_slug, kind_class=kind_class)
+    env.filters.update(value=value_text, linked=linked, ticks=ticks, anchor=urls.anchor, slug=verdict_slug,
+                       kind_class=kind_class)
     env.globals.update(urls=urls, op_label=operation_label, class_words=CLASS_WORDS, outcome_words=OUTCOME_WORDS,
                        kind_marks=KIND_MARKS, verdict_marks=VERDICT_MARKS, stamp_text=stamp_text, outcome_list=OUTCOMES,
                        pair_text=lambda report, a, b: pair_score(report, a, b).short())
@@ -63,6 +64,15 @@ def linked(text: Any) -> Markup:
     for is_address, part in split_addresses(str(text)):
         out.append(Markup("<a href='{0}'>{0}</a>").format(part) if is_address else escape(part))
     return Markup("").join(out)
+
+
+def ticks(text: Any) -> Markup:
+    """A claim's text with its `backticked` spans as code (the claims are written so, as
+    Markdown); text with an unpaired backtick is shown as written."""
+    parts = str(text).split("`")
+    if len(parts) % 2 == 0:
+        return escape(str(text))
+    return Markup("").join(Markup("<code>{0}</code>").format(p) if i % 2 else escape(p) for i, p in enumerate(parts))
 
 
 def verdict_slug(text: str) -> str:
