@@ -12,7 +12,7 @@ from conformance.report import analysis
 from conformance.report.analysis import Report
 from conformance.site import urls
 
-LABEL_W, CELL_W, CELL_H, HEAD_H, SCORE_W = 96, 54, 28, 96, 74
+LABEL_W, CELL_W, CELL_H, HEAD_H, SCORE_W = 80, 44, 26, 92, 62
 
 
 @dataclass
