@@ -100,9 +100,10 @@ _MARKDOWN_ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 # an address in running text: shown as it is written and clickable, as a CommonMark
 # autolink <...> (inside which nothing is markup). Characters GFM would not take as part of
 # an address (blanks, < > | \ ` ") end it; trailing punctuation is not part of it, nor a
-# closing parenthesis without its opening one.
+# closing parenthesis without its opening one. An underscore stays: addresses end in one
+# (an anchor such as #__getitem__) far more often than a sentence does.
 _URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
-_URL_TRAILING = ".,:;!?'*_~"
+_URL_TRAILING = ".,:;!?'*~"
 
 
 def for_markdown(text: str, *, line_start: bool = False) -> str:
@@ -126,6 +127,24 @@ def for_markdown(text: str, *, line_start: bool = False) -> str:
         at = match.start() + len(url)
     out.append(_markdown_text(text[at:], start=line_start and not at))
     return "".join(out)
+
+
+def split_addresses(text: str) -> list[tuple[bool, str]]:
+    """``text`` as ``[(is_address, part)]``: each ``http(s)://`` address in running text (as
+    :func:`for_markdown` finds it) and the text between, in order."""
+    out: list[tuple[bool, str]] = []
+    at = 0
+    for match in _URL.finditer(text):
+        url = _trim_url(match.group())
+        if not url:
+            continue
+        if match.start() > at:
+            out.append((False, text[at:match.start()]))
+        out.append((True, url))
+        at = match.start() + len(url)
+    if at < len(text):
+        out.append((False, text[at:]))
+    return out
 
 
 def _trim_url(url: str) -> str:

@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("conformance.kinds",),  # the assertion kinds, read with those values
     ("conformance.load", "conformance.adapters"),  # case files into Cases; the frameworks
     ("conformance.registry", "conformance.run"),  # which frameworks there are; running a case
-    ("conformance.report",),  # results and pages
+    ("conformance.report", "conformance.site"),  # results and pages; the site, a report of many pages
     ("conformance.plugin",),  # pytest
     ("conformance.tools", "conformance.discover", "conformance.__main__"),  # the command; generated programs
 ]

@@ -1,11 +1,13 @@
 """Importing the plugin, listing adapters and collecting the whole corpus import no
 framework but NumPy (torch, Paddle, JAX, TensorFlow, MindSpore, array-api-strict: every
 registered adapter's module, and what they bring, jaxlib, ml_dtypes), nor ruamel.yaml (only
-`conformance observe --write` uses it: cases are read by the suite's own reader). Checked in a
-fresh interpreter, since this test process may already have imported them."""
+`conformance observe --write` uses it: cases are read by the suite's own reader), nor Jinja2
+(only `conformance site` renders with it; building the site imports no framework either).
+Checked in a fresh interpreter, since this test process may already have imported them."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -17,7 +19,7 @@ CASES = Path(__file__).resolve().parent.parent / "cases"
 
 # every registered framework's module except NumPy's (the suite's own data is NumPy arrays)
 FRAMEWORKS = tuple(registry.adapter_class(name).module for name in registry.framework_names() if name != "numpy")
-HEAVY = (*FRAMEWORKS, "jaxlib", "ml_dtypes", "ruamel")
+HEAVY = (*FRAMEWORKS, "jaxlib", "ml_dtypes", "ruamel", "jinja2")
 
 
 def test_every_framework_is_checked() -> None:
@@ -125,3 +127,18 @@ def test_a_framework_object_observed_as_a_value_does_not_cross_into_pytest(tmp_p
     line = next(ln for ln in out.splitlines() if ln.startswith("RESULT"))
     assert line == "RESULT 1 [] True", out
     assert "<torch.nn.modules.activation.ReLU>" in out and "<paddle.nn.layer.activation.ReLU>" in out, out
+
+
+def test_building_the_site_imports_no_framework(tmp_path: Path) -> None:
+    from results_factory import sample
+
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(sample()))
+    out = run_python(f"""
+        import sys
+        from pathlib import Path
+        from conformance.tools.cli import main
+        assert main(["site", {str(results)!r}, "--out", {str(tmp_path / "site")!r}]) == 0
+        print("jinja2" in sys.modules, sorted(m for m in {FRAMEWORKS + ("jaxlib", "ml_dtypes")!r} if m in sys.modules))
+    """)
+    assert out.strip().splitlines()[-1] == "True []"

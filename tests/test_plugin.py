@@ -3,6 +3,7 @@ bad files, results JSON, xdist. NumPy-only cases keep these fast."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import textwrap
 
@@ -224,8 +225,11 @@ def test_results_json_has_one_record_per_item_and_follows_the_schema(corpus: pyt
     assert by_case["views.reshape.contiguous"]["behaviour"]["pairs"] == [
         {"a": "y", "b": "x", "class": "view", "relations": {"shares_memory": True}}]
     assert "YAML syntax error" in by_case["<file>"]["reason"]
-    assert {k: v for k, v in data["run"].items() if k != "corpus"} == {
+    assert {k: v for k, v in data["run"].items() if k not in ("corpus", "date")} == {
         "items": 6, "exit_status": 1, "corpus_items": 16, "partial": ["only numpy (--frameworks; not torch, paddle)"]}
+    assert data["run"]["date"] == datetime.datetime.now(datetime.timezone.utc).date().isoformat() or \
+        data["run"]["date"] < datetime.datetime.now(datetime.timezone.utc).date().isoformat()  # just after midnight
+    assert "commit" not in data["run"]  # pytester's folder is no git checkout
     assert data["environment"]["frameworks"]["numpy"]["devices"] == ["cpu"]
     assert data["cases"]["views.expand.diverges"]["productions"] == [
         {"step": 1, "operation": "method:reshape", "result": "y", "input": "x"}]

@@ -211,6 +211,20 @@ def test_a_merge_that_misses_items_says_how_many_and_of_which_frameworks() -> No
                                         "framework merged: numpy 1, torch 1)"]
 
 
+def test_a_merge_keeps_the_last_date_and_the_commit_all_files_share() -> None:
+    a = _doc("aaaa", [record("t.a", "numpy")])
+    b = _doc("aaaa", [record("t.a", "torch")])
+    a["run"].update(date="2026-11-20", commit={"sha": "a" * 40, "modified": False})
+    b["run"].update(date="2026-11-21", commit={"sha": "a" * 40, "modified": True})
+    merged = merge([("a.json", a), ("b.json", b)])
+    assert merged["run"]["date"] == "2026-11-21"
+    assert merged["run"]["commit"] == {"sha": "a" * 40, "modified": True}
+    b["run"]["commit"] = {"sha": "b" * 40, "modified": False}
+    assert "commit" not in merge([("a.json", a), ("b.json", b)])["run"]  # no one commit is the source
+    del a["run"]["date"], b["run"]["date"]
+    assert "date" not in merge([("a.json", a), ("b.json", b)])["run"]
+
+
 # ---- the matrix
 
 

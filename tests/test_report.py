@@ -215,6 +215,43 @@ def test_markdown_escapes_table_syntax() -> None:
     assert "a \\| b &lt;script&gt;" in text
 
 
+def test_markdown_shows_dunder_names_literally_and_keeps_them_in_addresses() -> None:
+    doc = sample()
+    doc["cases"]["views.expand.paddle_copies"]["overrides"]["paddle"]["reason"] = (
+        "paddle.Tensor defines no __iadd__ (https://example.org/api/tf/Tensor#__getitem__)")
+    text = report_md.render(analysis.build(doc))
+    assert "paddle.Tensor defines no \\_\\_iadd\\_\\_ (<https://example.org/api/tf/Tensor#__getitem__>)" in text
+    page = _gfm_text(text)
+    assert "paddle.Tensor defines no __iadd__ (https://example.org/api/tf/Tensor#__getitem__)" in page
+
+
+def _gfm_text(markdown: str) -> str:
+    from test_escaping import Html, gfm
+
+    return Html(gfm(markdown)).all_text()
+
+
+def test_long_reasons_are_cut_at_a_word_boundary() -> None:
+    assert report_md.cut_at_word("short enough", 20) == "short enough"
+    assert report_md.cut_at_word("one two three four", 12) == "one two…"
+    assert report_md.cut_at_word("a list, of words", 9) == "a list…"  # no dangling comma
+    assert report_md.cut_at_word("see https://example.org/a/long/address", 30) == "see…"
+    assert report_md.cut_at_word("unbreakableword", 6) == "unbre…"
+    doc = sample()
+    reason = "word " * 100 + "https://example.org/a/long/address/that/would/be/cut"
+    doc["cases"]["views.expand.paddle_copies"]["overrides"]["paddle"]["reason"] = reason
+    text = report_md.render(analysis.build(doc))
+    why = text.split("**paddle**: ", 1)[1].split(" |", 1)[0]
+    assert why.endswith("word…") and len(why) <= 400 and "https" not in why
+
+
+def test_the_claims_section_names_the_claims_file_of_the_repository() -> None:
+    text = report_md.render(analysis.build(sample()))
+    assert "seed-claims" not in text
+    assert "[`conformance/data/claims.yaml`](../conformance/data/claims.yaml)" in text
+    assert (Path(__file__).resolve().parent.parent / "conformance/data/claims.yaml").is_file()
+
+
 def test_reports_have_no_timings_so_same_results_give_same_bytes() -> None:
     doc = sample()
     other = copy.deepcopy(doc)

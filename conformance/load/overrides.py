@@ -177,7 +177,8 @@ def read_claims(m: YMap, what: str, known: Collection[str] | None, errors: list[
             if allowed is not None:
                 hint = f"an override can only restate the case's own claims: {', '.join(sorted(allowed)) or 'none'}"
             else:
-                hint = fields.did_you_mean(claim, known or ()) or "claims are IDs such as S3-07 from seed-claims"
+                hint = fields.did_you_mean(claim, known or ()) or \
+                    "claims are IDs such as S3-07 from conformance/data/claims.yaml"
             errors.append(CaseFormatError(loc, f"unknown claim {claim!r}", hint, code="CF007"))
         elif stance not in CLAIM_STANCES:
             errors.append(CaseFormatError(loc, f"claim {claim}: unknown stance {stance!r}",

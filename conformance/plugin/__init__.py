@@ -39,7 +39,15 @@ from conformance.plugin.collect import (
     sandbox_key,
     unclaimed_folders,
 )
-from conformance.plugin.coverage import WORKEROUTPUT_KEY, Coverage, corpus_fields, partial_reasons
+from conformance.plugin.coverage import (
+    WORKEROUTPUT_KEY,
+    Coverage,
+    corpus_fields,
+    corpus_roots,
+    partial_reasons,
+    run_date,
+    suite_commit,
+)
 from conformance.report.outputs import OutputError, acquire, check_file, error_text, lock_path, release
 from conformance.report.results import (
     ERROR,
@@ -483,6 +491,10 @@ class ResultsRecorder:
         if self.partial:
             run["partial"] = list(self.partial)
         run.update(corpus_fields(self.coverage_summary(session)))
+        run["date"] = run_date()
+        commit = suite_commit(corpus_roots(session.config))
+        if commit is not None:
+            run["commit"] = commit
         try:
             self.written_text = write_atomically(self.target, results_document(
                 self.records.values(), self.cases, frameworks, claims(), run))

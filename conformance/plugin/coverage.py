@@ -17,8 +17,10 @@ the results recorder on the controller turns them into reasons.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +140,33 @@ def corpus_fields(summary: dict[str, Any] | None) -> dict[str, Any]:
     if summary.get("shard"):
         fields["shard"] = list(summary["shard"])
     return fields
+
+
+def suite_commit(roots: list[Path]) -> dict[str, Any] | None:
+    """``{"sha", "modified"}``: the git commit the corpus was read from, and whether its case
+    files differ from that commit (changed or untracked ones); None outside a git checkout
+    or without git. Pages that cite a case link its file at this commit."""
+    folder = Path(roots[0]) if roots else Path.cwd()
+    where = folder if folder.is_dir() else folder.parent
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True, timeout=20,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    sha = git("rev-parse", "--verify", "HEAD")
+    if sha is None or len(sha.strip()) != 40:
+        return None
+    status = git("status", "--porcelain", "--", *(str(Path(root).resolve()) for root in roots))
+    return {"sha": sha.strip(), "modified": bool(status and status.strip())}
+
+
+def run_date() -> str:
+    """The day the run ended (UTC, ``YYYY-MM-DD``): what the pages say the results are of."""
+    return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
 
 
 def partial_reasons(summary: dict[str, Any] | None, recorded: int, frameworks: list[str]) -> list[str]:

@@ -331,8 +331,28 @@ def _agrees(records: dict[str, dict[str, Any]]) -> bool | None:
     ran = [r for r in records.values() if r["outcome"] in RAN]
     if len(ran) < 2:
         return None
-    common = {key for key in set.intersection(*(set(r.get("observed", {})) for r in ran)) if kinds.compared(key)}
+    common = _common_keys(ran)
     return len({signature(r, common) for r in ran}) == 1
+
+
+def _common_keys(ran: list[dict[str, Any]]) -> set[str]:
+    return {key for key in set.intersection(*(set(r.get("observed", {})) for r in ran)) if kinds.compared(key)}
+
+
+def behaviour_groups(row: Row, frameworks: list[str]) -> list[list[str]]:
+    """The frameworks that ran a case, grouped by behaving the same (the comparison of the
+    agreement score), the largest group first; in each, the frameworks in ``frameworks``'
+    order. One group: they agree; a group of one beside a single other group: that
+    framework is the odd one out."""
+    ran = {fw: cell.record for fw, cell in row.cells.items() if cell.outcome in RAN}
+    if len(ran) < 2:
+        return [list(ran)] if ran else []
+    common = _common_keys(list(ran.values()))
+    order = {fw: i for i, fw in enumerate(frameworks)}
+    groups: dict[tuple, list[str]] = {}
+    for fw in sorted(ran, key=lambda f: (order.get(f, len(order)), f)):
+        groups.setdefault(signature(ran[fw], common), []).append(fw)
+    return sorted(groups.values(), key=lambda g: (-len(g), order.get(g[0], len(order)), g[0]))
 
 
 def normalised(value: Any) -> Any:
@@ -387,7 +407,7 @@ def _operations(rows: list[Row], frameworks: list[str]) -> list[OperationRow]:
             for fw, cell in row.cells.items():
                 if cell.outcome not in VERIFIED:
                     continue
-                kind = _production_kind(cell.record["behaviour"], prod)
+                kind = production_kind(cell.record["behaviour"], prod)
                 if kind is not None:
                     table[prod["operation"]][fw][kind].append(row.case_id)
     return [OperationRow(op, {fw: {k: sorted(set(v)) for k, v in sorted(table[op][fw].items())}
@@ -398,7 +418,7 @@ def _operations(rows: list[Row], frameworks: list[str]) -> list[OperationRow]:
 _OVERLAP = (SAME_OBJECT, VIEW)  # classes whose two names share elements
 
 
-def _production_kind(behaviour: dict[str, Any], prod: dict[str, Any]) -> str | None:
+def production_kind(behaviour: dict[str, Any], prod: dict[str, Any]) -> str | None:
     """What the step did to its result and input: the relation the case's expectations
     confirmed between them at the end, unless the memory probe saw them overlap otherwise
     right after the step (a later step moved a buffer: Paddle's contiguous() or a

@@ -220,9 +220,9 @@ def _compiled(report: Report) -> list[str]:
 
 def _claims(report: Report) -> list[str]:
     fws = report.frameworks
-    out = ["<h2 id='claims'>Claims</h2><p>Every claim in <code>shared/seed-claims.md</code> with its verdict per "
-           "framework from the cases that name it: it does not hold when any case shows a counterexample, and is "
-           "unsettled when a case behind it fails.</p>",
+    out = ["<h2 id='claims'>Claims</h2><p>Every claim of <code>conformance/data/claims.yaml</code> with its "
+           "verdict per framework from the cases that name it: it does not hold when any case shows a "
+           "counterexample, and is unsettled when a case behind it fails.</p>",
            "<table id='claims-table'><tr><th>claim</th>" + "".join(_fw_th(fw) for fw in fws) + "<th>cases</th></tr>"]
     for claim in report.claims:
         cells = "".join(f"<td data-fw='{escape(fw)}' class='{VERDICT_CLASS.get(claim.verdicts[fw], '')}'>"

@@ -38,7 +38,7 @@ def render(report: Report, link_root: str = "..") -> str:
     folder the case file paths are relative to."""
     sections = (_header(report), _summary(report), _divergences(report, link_root), _findings(report, link_root),
                 _compiled(report, link_root),
-                _claims(report),
+                _claims(report, link_root),
                 _documentation(report), _operations(report), _matrix(report, link_root), _environment(report))
     return "\n".join(line for section in sections for line in section)
 
@@ -153,9 +153,11 @@ def _compiled(report: Report, link_root: str) -> list[str]:
     return out + [""]
 
 
-def _claims(report: Report) -> list[str]:
+def _claims(report: Report, link_root: str) -> list[str]:
     out = ["## Claims\n",
-           "Every claim in `shared/seed-claims.md`, with its verdict per framework from the cases that name it. "
+           "Every claim of [`conformance/data/claims.yaml`]("
+           + markdown_url(f"{link_root}/conformance/data/claims.yaml")
+           + "), with its verdict per framework from the cases that name it. "
            "A claim does not hold on a framework when any case shows a counterexample; it is unsettled when a "
            "case behind it fails.\n",
            "| claim | " + _framework_columns(report) + " | cases |",
@@ -283,10 +285,21 @@ def _family_link(family: str) -> str:
 
 
 def _cell_text(text: str, limit: int = 400) -> str:
+    return _escape(cut_at_word(text, limit))
+
+
+def cut_at_word(text: str, limit: int) -> str:
+    """``text`` on one line, at most ``limit`` characters: when longer, cut at the last blank
+    that leaves it within the limit, followed by "…", so that no word, number or address is
+    shown cut in two (an address cut short would link elsewhere). A first word longer than
+    the limit is cut where it must be."""
     text = " ".join(str(text).split())
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return _escape(text)
+    if len(text) <= limit:
+        return text
+    head = text[: limit]
+    blank = head.rfind(" ")
+    head = head[:blank] if blank > 0 else head[: limit - 1]
+    return head.rstrip(" ,;:") + "…"
 
 
 def _escape(text: object) -> str:

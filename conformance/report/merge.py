@@ -84,6 +84,12 @@ def merge(documents: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         "corpus": next(iter(known)),
         "merged_from": [_source(name, doc) for name, doc in documents],
     }
+    dates = sorted({d["run"]["date"] for _, d in documents if d["run"].get("date")})
+    if dates:  # the results are as of the last of the runs
+        run["date"] = dates[-1]
+    commits = [d["run"].get("commit") for _, d in documents]
+    if all(commits) and len({c["sha"] for c in commits}) == 1:  # else no one commit is the source
+        run["commit"] = {"sha": commits[0]["sha"], "modified": any(c["modified"] for c in commits)}
     totals = {d["run"].get("corpus_items") for _, d in documents} - {None}
     if len(totals) == 1:
         run["corpus_items"] = total = totals.pop()

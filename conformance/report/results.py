@@ -8,6 +8,7 @@ by the controller, atomically (temporary file + fsync + rename).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
@@ -139,6 +140,7 @@ def case_info(case: Case) -> dict[str, Any]:
         "claims": dict(case.claims),
         "references": list(case.references),
         "operations": sorted(case.operations()),
+        "expect": expect_record(case),
         "productions": [{"step": n, "operation": op, "result": r, "input": i}
                         for n, op, r, i in productions(case.steps)],
         "overrides": {fw: _override_info(o) for fw, o in sorted(case.overrides.items())},
@@ -149,6 +151,30 @@ def case_info(case: Case) -> dict[str, Any]:
         **({"versioned": {fw: [dict(_override_info(o), versions=o.versions) for o in group]
                           for fw, group in sorted(case.versioned.items())}} if case.versioned else {}),
     }
+
+
+def expect_record(case: Case) -> dict[str, Any]:
+    """The shared expectation, by the keys records observe under (``values.y``,
+    ``shares_memory.y.x``, ``error``): the expected value as the kind parsed it, plain data
+    (an error or warning expectation as its fields, without its YAML position)."""
+    out: dict[str, Any] = {}
+    for kind, value in case.expect.checks.items():
+        if isinstance(value, dict) and all(isinstance(k, tuple) for k in value):
+            for names, expected in value.items():
+                out[str(ResultKey(kind, tuple(names)))] = _plain(expected)
+        else:
+            out[kind] = _plain(value)
+    return dict(sorted(out.items()))
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.name != "location"}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return _jsonable(value)
 
 
 def _override_info(o: FrameworkOverride) -> dict[str, Any]:

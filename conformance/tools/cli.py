@@ -5,6 +5,7 @@
                                               (a partial run: reports/partial/ instead)
     conformance report RESULTS.json [--check] render (or check) the behaviour reports
     conformance diff OLD.json NEW.json        what changed between two runs
+    conformance site RESULTS.json... [--out DIR]  the behaviour reference as a static site (docs/site.md)
     conformance lint [PATHS]                  check case files: path:line:col: CODE message
     conformance observe CASE-ID|FILE [--write] run a case's steps, print what happened as expect YAML
                                               (--write: into the case file)
@@ -413,6 +414,39 @@ def cmd_discover(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def cmd_site(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance.report.changelog import ChangelogError
+    from conformance.report.outputs import error_text
+    from conformance.site.build import SiteError, build_site
+    from conformance.site.output import SiteOutputError, check_out_dir, write_site
+
+    out = Path(args.out)
+    try:
+        check_out_dir(out)
+        files, summary = build_site([Path(p) for p in args.results], [Path(p) for p in args.releases or []],
+                                    source_url=args.source_url, allow_partial=args.partial)
+        write_site(files, out)
+    except (SiteError, SiteOutputError, ChangelogError) as exc:
+        for line in str(exc).splitlines():
+            _error(f"conformance site: {line}")
+        return 2
+    except OSError as exc:
+        _error(f"conformance site: could not write {out}: {error_text(exc)}; the previous site is left as it was")
+        return 3
+    print(for_terminal(f"conformance site: wrote {out} ({summary}); open {out / 'index.html'}"))
+    if args.screenshots:
+        from conformance.site.screenshots import ScreenshotError, screenshots
+
+        try:
+            shots = screenshots(out, Path(args.screenshots), op=args.screenshot_op)
+        except ScreenshotError as exc:
+            _error(f"conformance site: {exc}")
+            return 2
+        for shot in shots:
+            print(for_terminal(f"conformance site: wrote {shot}"))
+    return 0
+
+
 def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance import registry
     from conformance.load.folders import scan
@@ -799,6 +833,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     dsc.add_argument("--case-timeout", metavar="SECONDS", type=float, default=DISCOVER_TIMEOUT_S,
                      help=f"per program and framework (default {DISCOVER_TIMEOUT_S:g}; 0 = none)")
     dsc.set_defaults(func=cmd_discover)
+    site = sub.add_parser("site", help="the behaviour reference as a static site: a page per operation, case, "
+                                       "claim and framework (docs/site.md)")
+    site.add_argument("results", nargs="+", help="results JSON of a full run (several: the shards or frameworks of "
+                                                 "one, merged as conformance merge does)")
+    site.add_argument("--out", default="site", help="the site's folder, replaced whole (default: site)")
+    site.add_argument("--releases", nargs="+", metavar="RESULTS",
+                      help="results files of conformance matrix (releases/*/*.json): the changelog pages")
+    site.add_argument("--source-url", metavar="TEMPLATE",
+                      help="where a case's file is shown, e.g. "
+                           "https://github.com/ORG/REPO/blob/{commit}/{path}#L{line} (default: path and line as text)")
+    site.add_argument("--partial", action="store_true", help="build from the results of a partial run (the pages "
+                                                             "say which cases and frameworks are missing)")
+    site.add_argument("--screenshots", metavar="DIR", help="then write PNGs of the home page and an operation page "
+                                                           "at 390 and 1440 px wide (Playwright and Chromium)")
+    site.add_argument("--screenshot-op", default="transpose", metavar="NAME",
+                      help="the operation page of the screenshots (default: transpose)")
+    site.set_defaults(func=cmd_site)
     lint = sub.add_parser("lint", help="check case files without running them (exit 1 on any problem)")
     lint.add_argument("paths", nargs="*", help="case files or folders (default: cases/)")
     lint.add_argument("--rules", action="store_true", help="list the rules and their codes")

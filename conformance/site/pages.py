@@ -1,0 +1,394 @@
+"""What each page of the site shows, as data: one :class:`Page` per file, with the template
+that draws it and the values it draws. Built from the report's analysis
+(:func:`conformance.report.analysis.build`) and, for the changelog, the release results
+(:func:`conformance.report.changelog.build`); nothing here renders HTML.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.report import analysis
+from conformance.report.analysis import OUTCOME_WORDS, RAN, Report, Row, operation_label
+from conformance.report.changelog import Changelog
+from conformance.site import urls
+from conformance.site.chart import agreement_chart
+from conformance.site.search import search_index
+
+# the short mark of a behaviour in a family's table (with its words in a title)
+KIND_MARKS = {"same_object": "S", "view": "V", "disjoint_view": "V", "copy": "C", "distinct_object": "N",
+              "error": "E", "none": "·", "not_applicable": "–", "skipped": "–"}
+VERDICT_MARKS = {"holds": "✓", "does not hold": "✗", "unsettled": "?", "related only": "~", "refused": "⊘",
+                 "not applicable": "–", "not run": "–"}
+NEWEST = 8  # divergences and findings on the home page
+
+
+@dataclass
+class Page:
+    path: str  # root-relative, e.g. ops/reshape.html
+    template: str
+    title: str
+    values: dict[str, Any] = field(default_factory=dict)
+    section: str = ""  # the navigation entry it is under
+
+
+@dataclass
+class Stamp:
+    """What every page says about the results it shows."""
+
+    date: str | None
+    commit: str | None
+    modified: bool
+    corpus: str | None
+    versions: list[tuple[str, str]]  # (framework, version) of each that ran
+    partial: list[str]
+
+
+@dataclass
+class Site:
+    pages: list[Page]
+    stamp: Stamp
+    sections: list[tuple[str, str]]  # navigation: (label, path)
+    files: dict[str, str]  # files other than pages (search-index.js)
+    report: Report
+
+
+def stamp(results: dict[str, Any], report: Report) -> Stamp:
+    run = results.get("run") or {}
+    commit = run.get("commit") if isinstance(run.get("commit"), dict) else None
+    ran = [fw for fw in report.frameworks + report.modes if sum(report.counts.get(fw, Counter()).values())]
+    versions = [(fw, str(results["environment"]["frameworks"].get(fw, {}).get("version") or "not installed"))
+                for fw in ran]
+    return Stamp(date=run.get("date"), commit=commit.get("sha") if commit else None,
+                 modified=bool(commit and commit.get("modified")), corpus=run.get("corpus"), versions=versions,
+                 partial=list(run.get("partial") or []))
+
+
+def source_link(template: str | None, info: dict[str, Any], commit: str | None) -> str | None:
+    """The address of a case's file and line, from ``--source-url`` (``{commit}``, ``{path}``,
+    ``{line}``); None when there is no template or it needs a commit the results lack."""
+    file, line = info.get("file"), info.get("line")
+    if not template or not file or str(file).startswith("/"):
+        return None
+    if "{commit}" in template and not commit:
+        return None
+    text = template.replace("{commit}", commit or "").replace("{path}", str(file))
+    return text.replace("{line}", str(line) if isinstance(line, int) else "1")
+
+
+def build(results: dict[str, Any], log: Changelog | None = None, source_url: str | None = None) -> Site:
+    report = analysis.build(results)
+    the_stamp = stamp(results, report)
+    records: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for record in results["results"]:
+        if record.get("framework") is not None and record.get("case") in results.get("cases", {}):
+            records[record["case"]][record["framework"]] = record
+    rows = {row.case_id: row for row in report.rows}
+    groups = {row.case_id: analysis.behaviour_groups(row, report.frameworks) for row in report.rows}
+    ops = _operation_groups(report, results.get("cases", {}))
+    sections = [("Home", "index.html"), ("Operations", "ops/index.html"), ("Cases", "cases/index.html"),
+                ("Claims", "claims/index.html"), ("Frameworks", "frameworks/index.html"),
+                ("Divergences", "divergences.html")]
+    if report.modes:
+        sections.append(("Compiled", "compiled.html"))
+    if log is not None and log.frameworks:
+        sections.append(("Changelog", "changelog/index.html"))
+    sections.append(("Search", "search.html"))
+    pages = [_home(report, groups, log, ops)]
+    pages += _op_pages(report, ops, rows)
+    pages += _case_pages(report, results, records, rows, groups, source_url, the_stamp, ops)
+    pages += _family_pages(report)
+    pages += _claim_pages(report)
+    pages += _framework_pages(report, rows, groups)
+    pages.append(_divergences(report, groups))
+    pages.append(_findings(report))
+    if report.modes:
+        pages.append(_compiled(report))
+    if log is not None and log.frameworks:
+        pages += _changelog_pages(log, set(rows))
+    pages.append(Page("search.html", "search.html", "Search", {}, "Search"))
+    index = search_index(report, ops)
+    script = "window.SEARCH_INDEX=" + json.dumps(index, ensure_ascii=True, separators=(",", ":")) + ";\n"
+    return Site(pages, the_stamp, sections, {"search-index.js": script.replace("</", "<\\/")}, report)
+
+
+# ---- operations
+
+
+@dataclass
+class OpGroup:
+    """The operations one page is about: the table keys of one name."""
+
+    name: str
+    keys: list[str]  # method:reshape, fn:reshape
+    rows: dict[str, analysis.OperationRow]  # key -> classification (keys no case classified are absent)
+    cases: dict[str, list[str]]  # key -> the cases whose steps use it
+
+    @property
+    def labels(self) -> list[str]:
+        return [operation_label(k) for k in self.keys]
+
+
+def _operation_groups(report: Report, cases: dict[str, dict[str, Any]]) -> dict[str, OpGroup]:
+    using: dict[str, list[str]] = defaultdict(list)
+    for case_id, info in sorted(cases.items()):
+        for key in info.get("operations", []):
+            using[key].append(case_id)
+    classified = {op.operation: op for op in report.operations}
+    groups: dict[str, OpGroup] = {}
+    for key in sorted(set(using) | set(classified)):
+        name = urls.operation_name(key)
+        group = groups.setdefault(name, OpGroup(name, [], {}, {}))
+        group.keys.append(key)
+        if key in classified:
+            group.rows[key] = classified[key]
+        group.cases[key] = using.get(key, [])
+    return dict(sorted(groups.items()))
+
+
+def _op_cell(op: analysis.OperationRow | None, fw: str) -> list[tuple[str, int]]:
+    if op is None:
+        return []
+    return [(kind, len(ids)) for kind, ids in op.kinds.get(fw, {}).items()]
+
+
+def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row]) -> list[Page]:
+    pages = []
+    index_rows: list[dict[str, Any]] = []
+    for name, group in ops.items():
+        index_rows.append({"name": name, "path": urls.op(name), "labels": group.labels,
+                           "cells": {fw: _summary_kinds([_op_cell(group.rows.get(k), fw) for k in group.keys])
+                                     for fw in report.frameworks},
+                           "cases": len({c for ids in group.cases.values() for c in ids})})
+        variants = []
+        for key in group.keys:
+            op = group.rows.get(key)
+            per_fw = []
+            for fw in report.frameworks:
+                kinds = []
+                for kind, ids in (op.kinds.get(fw, {}).items() if op else []):
+                    kinds.append({"kind": kind, "cases": [_production_evidence(rows[c], fw, key) for c in ids]})
+                per_fw.append({"framework": fw, "anchor": urls.anchor(f"{key}-{fw}"), "kinds": kinds,
+                               "counts": [(k["kind"], len(k["cases"])) for k in kinds],
+                               "total": sum(len(k["cases"]) for k in kinds)})
+            alike: dict[str, list[str]] = {}
+            for fw in report.frameworks:
+                words = " or ".join(kind for kind, _ in sorted(_op_cell(op, fw), key=lambda kn: (-kn[1], kn[0])))
+                if words:
+                    alike.setdefault(words, []).append(fw)
+            variants.append({"key": key, "label": operation_label(key), "anchor": urls.anchor(key),
+                             "alike": sorted(alike.items(), key=lambda wf: (-len(wf[1]), wf[0])),
+                             "frameworks": per_fw, "classified": op is not None,
+                             "cases": [{"id": c, "path": urls.case(c), "title": rows[c].info.get("title", "")
+                                        if c in rows else ""} for c in group.cases.get(key, [])]})
+        grid = [{"framework": fw, "cells": [{"kinds": _op_cell(group.rows.get(k), fw),
+                                             "anchor": urls.anchor(f"{k}-{fw}")} for k in group.keys]}
+                for fw in report.frameworks]
+        pages.append(Page(urls.op(name), "op.html", f"{name}: view, copy or same object?",
+                          {"group": group, "variants": variants, "grid": grid}, "Operations"))
+    letters: dict[str, str] = {}  # first letter -> the first operation's anchor
+    for name in ops:
+        letters.setdefault(name[:1].upper(), urls.anchor(name))
+    pages.insert(0, Page("ops/index.html", "ops.html", "Operations", {"rows": index_rows, "letters": letters},
+                         "Operations"))
+    return pages
+
+
+def _summary_kinds(cells: list[list[tuple[str, int]]]) -> list[tuple[str, int]]:
+    total: Counter = Counter()
+    for cell in cells:
+        for kind, n in cell:
+            total[kind] += n
+    return sorted(total.items(), key=lambda kn: (-kn[1], kn[0]))
+
+
+def _production_evidence(row: Row, fw: str, key: str) -> dict[str, Any]:
+    """A case behind an operation's cell: what the probe and the expectations observed about
+    each step of the case that uses the operation."""
+    cell = row.cells[fw]
+    behaviour = cell.record.get("behaviour", {})
+    seen = []
+    for prod in row.info.get("productions", []):
+        if prod["operation"] != key:
+            continue
+        names = {prod["result"], prod["input"]}
+        pair = next((p for p in behaviour.get("pairs", []) if {p["a"], p["b"]} == names), None)
+        at_step = next((p["class"] for p in behaviour.get("productions", [])
+                        if (p["step"], p["result"], p["input"]) == (prod["step"], prod["result"], prod["input"])),
+                       None)
+        seen.append({"step": prod["step"], "result": prod["result"], "input": prod["input"],
+                     "kind": analysis.production_kind(behaviour, prod),
+                     "relations": pair["relations"] if pair else {}, "at_step": at_step})
+    return {"id": row.case_id, "path": urls.case(row.case_id) + "#" + urls.anchor(fw),
+            "title": row.info.get("title", ""), "outcome": cell.outcome, "steps": seen}
+
+
+# ---- cases
+
+
+def _case_pages(report: Report, results: dict[str, Any], records: dict[str, dict[str, dict[str, Any]]],
+                rows: dict[str, Row], groups: dict[str, list[list[str]]], source_url: str | None,
+                the_stamp: Stamp, ops: dict[str, OpGroup]) -> list[Page]:
+    pages = []
+    order = report.frameworks + report.modes
+    claims = results.get("claims", {})
+    for row in report.rows:
+        info = row.info
+        by_fw = records.get(row.case_id, {})
+        steps: list[dict[str, Any]] = next((r["steps"] for fw in order if (r := by_fw.get(fw)) and r.get("steps")), [])
+        observations = []
+        for fw in order:
+            record = by_fw.get(fw)
+            if record is None:
+                continue
+            kind, words = analysis.describe(record["behaviour"]) if record["outcome"] in RAN else (
+                record["outcome"], OUTCOME_WORDS.get(record["outcome"], record["outcome"]))
+            override = info.get("overrides", {}).get(fw, {})
+            observations.append({
+                "framework": fw, "anchor": urls.anchor(fw), "outcome": record["outcome"],
+                "outcome_words": OUTCOME_WORDS.get(record["outcome"], record["outcome"]), "kind": kind,
+                "words": words, "reason": record.get("reason", ""), "override": override.get("reason", ""),
+                "observed": sorted(record.get("observed", {}).items()),
+                "mismatches": record.get("mismatches", []), "error": record["behaviour"].get("error"),
+                "warnings": record["behaviour"].get("warnings", []),
+                "unobservable": record.get("unobservable", []),
+                "documentation": info.get("documentation", {}).get(fw),
+                "mode": fw in report.compiles, "compiles": report.compiles.get(fw),
+            })
+        op_links = sorted({urls.operation_name(k) for k in info.get("operations", [])} & set(ops))
+        pages.append(Page(urls.case(row.case_id), "case.html", row.case_id, {
+            "row": row, "info": info, "steps": steps, "expect": sorted(info.get("expect", {}).items()),
+            "has_expect": "expect" in info, "observations": observations,
+            "group_words": _group_words(row, groups[row.case_id]),
+            "source": source_link(source_url, info, the_stamp.commit),
+            "claims": [(c, stance, claims.get(c, "")) for c, stance in sorted(info.get("claims", {}).items())],
+            "ops": [(name, ", ".join(label for k, label in zip(ops[name].keys, ops[name].labels)
+                                     if k in info.get("operations", []))) for name in op_links],
+        }, "Cases"))
+    families = [{"name": f, "path": urls.family(f), "score": s} for f, s in report.families.items()]
+    pages.insert(0, Page("cases/index.html", "cases.html", "Cases", {"families": families}, "Cases"))
+    return pages
+
+
+def _family_pages(report: Report) -> list[Page]:
+    pages = []
+    for family, score in report.families.items():
+        groups: dict[str, list[Row]] = defaultdict(list)
+        for r in report.rows:
+            if r.family == family:  # by the id's second part: views.reshape.*, views.expand.*
+                groups[r.case_id.split(".")[1] if r.case_id.count(".") >= 2 else ""].append(r)
+        pages.append(Page(urls.family(family), "family.html", f"{family} cases",
+                          {"family": family, "score": score, "groups": dict(sorted(groups.items())),
+                           "total": sum(len(g) for g in groups.values())}, "Cases"))
+    return pages
+
+
+# ---- claims
+
+
+def _claim_pages(report: Report) -> list[Page]:
+    pages = [Page("claims/index.html", "claims.html", "Claims", {}, "Claims")]
+    rows = {row.case_id: row for row in report.rows}
+    for claim in report.claims:
+        cases = []
+        for case_id in claim.cases:
+            row = rows[case_id]
+            stance = row.info.get("claims", {}).get(claim.claim, "")
+            per_fw = {fw: row.info.get("overrides", {}).get(fw, {}).get("claims", {}).get(claim.claim)
+                      for fw in report.frameworks}
+            cases.append({"row": row, "stance": stance, "restated": {k: v for k, v in per_fw.items() if v}})
+        pages.append(Page(urls.claim(claim.claim), "claim.html", f"Claim {claim.claim}",
+                          {"claim": claim, "cases": cases}, "Claims"))
+    return pages
+
+
+# ---- frameworks
+
+
+def _framework_pages(report: Report, rows: dict[str, Row], groups: dict[str, list[list[str]]]) -> list[Page]:
+    pages = [Page("frameworks/index.html", "frameworks.html", "Frameworks", {}, "Frameworks")]
+    for fw in report.frameworks:
+        alone = []
+        for row in report.divergences:
+            g = groups[row.case_id]
+            if len(g) == 2 and g[1] == [fw] and len(g[0]) >= 2:
+                alone.append({"row": row, "others": g[0]})
+        diverges = [row for row in report.rows if fw in row.cells and row.cells[fw].outcome == "known_divergence"]
+        failing = [row for row in report.rows if fw in row.cells and row.cells[fw].outcome in ("fail", "error")]
+        others = [(o, analysis.pair_score(report, fw, o)) for o in report.frameworks if o != fw]
+        families = []
+        for family in report.families:
+            counts = Counter(row.cells[fw].outcome for row in report.rows if row.family == family and fw in row.cells)
+            families.append((family, counts))
+        pages.append(Page(urls.framework(fw), "framework.html", fw, {
+            "framework": fw, "alone": alone, "diverges": diverges, "failing": failing, "others": others,
+            "families": families, "documented": [d for d in report.documented if d.framework == fw],
+            "modes": [m for m in report.modes if report.compiles[m] == fw],
+            "claims": [(c, c.verdicts.get(fw, "not run")) for c in report.claims],
+            "mode": None, "compiled": []}, "Frameworks"))
+    for mode in report.modes:
+        pages.append(Page(urls.framework(mode), "framework.html", mode, {
+            "framework": mode, "mode": report.compiles[mode], "score": report.mode_scores.get(mode),
+            "compiled": [c for c in report.compiled if c.mode == mode], "alone": [], "diverges": [], "failing": [],
+            "others": [], "families": [], "documented": [], "modes": [], "claims": []}, "Frameworks"))
+    return pages
+
+
+# ---- lists
+
+
+def _divergences(report: Report, groups: dict[str, list[list[str]]]) -> Page:
+    by_family: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in report.divergences:
+        by_family[row.family].append({"row": row, "groups": _group_words(row, groups[row.case_id])})
+    return Page("divergences.html", "divergences.html", "Divergences",
+                {"families": dict(sorted(by_family.items())), "total": len(report.divergences)}, "Divergences")
+
+
+def _group_words(row: Row, groups: list[list[str]]) -> list[tuple[list[str], str, str]]:
+    """Each group of frameworks that behave alike, with its behaviour in words and colour."""
+    return [(g, row.cells[g[0]].words, row.cells[g[0]].kind) for g in groups]
+
+
+def _findings(report: Report) -> Page:
+    return Page("findings.html", "findings.html", "Documentation disagrees", {"documented": report.documented},
+                "Divergences")
+
+
+def _compiled(report: Report) -> Page:
+    return Page("compiled.html", "compiled.html", "Compiled modes", {}, "Compiled")
+
+
+def _changelog_pages(log: Changelog, known_cases: set[str]) -> list[Page]:
+    changed = {fw: sum(len(s.changes) for s in steps) for fw, steps in log.steps.items()}
+    pages = [Page("changelog/index.html", "changelog_index.html", "Behaviour changelog",
+                  {"log": log, "changed": changed}, "Changelog")]
+    for fw, cols in log.frameworks.items():
+        pages.append(Page(urls.changelog(fw), "changelog.html", f"{fw}: behaviour changes between releases",
+                          {"log": log, "framework": fw, "columns": cols, "steps": log.steps[fw],
+                           "known_cases": known_cases}, "Changelog"))
+    return pages
+
+
+# ---- home
+
+
+def _home(report: Report, groups: dict[str, list[list[str]]], log: Changelog | None,
+          ops: dict[str, OpGroup]) -> Page:
+    # the divergences that split the frameworks most: the most groups, then the largest minority
+    split = sorted(report.divergences, key=lambda r: (-len(groups[r.case_id]),
+                                                      -sum(len(g) for g in groups[r.case_id][1:]), r.case_id))
+    newest = []
+    if log is not None:
+        for fw, steps in log.steps.items():
+            changed = [s for s in steps if s.changes]
+            if changed:
+                newest.append((fw, changed[-1]))
+    return Page("index.html", "home.html", "Cross-framework view, copy and in-place behaviour", {
+        "chart": agreement_chart(report), "split": [{"row": r, "groups": _group_words(r, groups[r.case_id])}
+                                                   for r in split[:NEWEST]],
+        "documented": report.documented[:NEWEST], "documented_total": len(report.documented), "newest": newest,
+        "operations": len(ops), "claims": report.claims, "divergences": len(report.divergences)}, "Home")
