@@ -32,20 +32,26 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--seeds", default="1,2,3")
     args = parser.parse_args()
-    print("| frameworks | programs/s | findings |")
-    print("|---|---:|---|")
+    print("| frameworks | programs/s | findings | programs showing a known bug |")
+    print("|---|---:|---|---:|")
     for frameworks in ("numpy", "torch", "paddle", "torch,numpy,paddle"):
         r = discover(frameworks, args.seconds, 0)
-        print(f"| {frameworks} | {r['programs'] / r['seconds']:.1f} | {len(r['findings'])} |")
+        print(f"| {frameworks} | {r['programs'] / r['seconds']:.1f} | {confirmed(r)} | {sum(r['known'].values())} |")
     print()
-    print("| seed | programs | seconds | first finding after | findings |")
-    print("|---|---:|---:|---:|---|")
+    print("| seed | programs | seconds | first finding or known bug after | findings | known bugs (programs) |")
+    print("|---|---:|---:|---:|---|---|")
     for seed in map(int, args.seeds.split(",")):
         r = discover("torch,numpy,paddle", args.seconds, seed)
-        first = min((f["seconds"] for f in r["findings"]), default=None)
-        what = "; ".join(f"{f['oracle']} {f['framework']}: {f['program']}" for f in r["findings"]) or "none"
+        first = r["first_bug_seconds"]
+        what = "; ".join(f"{f['oracle']} {f['framework']}: {f['program']}" for f in r["findings"]
+                         if f["reproduced"]) or "none"
+        known = ", ".join(f"{rule} {n}" for rule, n in r["known"].items()) or "none"
         print(f"| {seed} | {r['programs']} | {r['seconds']:.0f} | "
-              f"{'-' if first is None else f'{first:.1f} s'} | {what} |")
+              f"{'-' if first is None else f'{first:.1f} s'} | {what} | {known} |")
+
+
+def confirmed(r: dict) -> int:
+    return sum(1 for f in r["findings"] if f["reproduced"])
 
 
 if __name__ == "__main__":

@@ -66,6 +66,7 @@ class Discovery:
     decisions: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # (op, framework, view/copy)
     found: list[Found] = field(default_factory=list)
     triaged: Counter[str] = field(default_factory=Counter)  # known rule (triage.KNOWN) -> programs it matched
+    first_bug: float | None = None  # seconds to the first program that showed a bug, known or new
 
 
 class _NewFinding(Exception):
@@ -126,6 +127,8 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
             finding = first_finding(program, obs, by_framework)
             if finding is None:
                 continue
+            if result.first_bug is None:
+                result.first_bug = time.monotonic() - began
             rule = triaged(finding)
             if rule is not None:
                 result.triaged[rule.name] += 1
@@ -360,6 +363,7 @@ def write(result: Discovery, out: Path) -> list[Path]:
                       "summary": f.finding.summary, "details": list(f.finding.details),
                       "seconds": round(f.seconds, 3), "reproduced": not f.flaky} for f in result.found],
         "known": {rule.name: result.triaged[rule.name] for rule in KNOWN if result.triaged[rule.name]},
+        "first_bug_seconds": None if result.first_bug is None else round(result.first_bug, 3),
     }, indent=1) + "\n", encoding="utf-8")
     if texts:
         paths.append(out / "findings.yaml")
