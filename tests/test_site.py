@@ -36,6 +36,7 @@ def site_sample() -> dict[str, Any]:
     for r in doc["results"]:
         if r["outcome"] != "not_applicable":
             r["steps"] = [{"number": 1, "text": "y = x.reshape(4)", "status": "ok", "warnings": [], "error": None}]
+    doc["cases"]["views.expand.paddle_copies"]["tags"] = ["views", "discovered"]  # as conformance discover's
     doc["environment"]["frameworks"]["torch_compile"] = {"version": "2.13.0", "devices": ["cpu"]}
     doc["results"].append(record("views.reshape.agree", "torch_compile", pairs={("y", "x"): "view"}))
     doc["results"].append(record("views.expand.paddle_copies", "torch_compile", pairs={("y", "x"): "copy"}))
@@ -85,7 +86,8 @@ def test_every_page_has_its_stable_address(built: Path) -> None:
                  "cases/views.expand.paddle_copies.html", "cases/copies.clone.broken.html", "families/views.html",
                  "claims/index.html", "claims/S3-03.html", "claims/S4-01.html", "frameworks/index.html",
                  "frameworks/paddle.html", "frameworks/torch_compile.html", "divergences.html", "findings.html",
-                 "compiled.html", "changelog/index.html", "changelog/numpy.html", ".conformance-site"):
+                 "discovered.html", "compiled.html", "changelog/index.html", "changelog/numpy.html",
+                 ".conformance-site"):
         assert (built / page).is_file(), page
 
 
@@ -359,3 +361,11 @@ def test_screenshots_of_an_operation_without_a_page(tmp_path: Path, capsys: pyte
     assert code == 2
     assert f"{tmp_path / 's' / 'ops' / 'nonesuch.html'}: no page for the operation 'nonesuch'" in err
     assert not (tmp_path / "shots").exists()
+
+
+def test_the_cases_conformance_discover_found_have_a_page_and_a_place_on_the_home_page(built: Path) -> None:
+    page = (built / "discovered.html").read_text(encoding="utf-8")
+    assert "1 case that <code>conformance discover</code> found" in page
+    assert 'href="cases/views.expand.paddle_copies.html"' in page
+    home = (built / "index.html").read_text(encoding="utf-8")
+    assert 'id="discovered"' in home and 'href="discovered.html"' in home

@@ -105,6 +105,7 @@ def build(results: dict[str, Any], log: Changelog | None = None, source_url: str
     pages += _framework_pages(report, rows, groups)
     pages.append(_divergences(report, groups))
     pages.append(_findings(report))
+    pages.append(_discovered(report))
     if report.modes:
         pages.append(_compiled(report))
     if log is not None and log.frameworks:
@@ -358,6 +359,11 @@ def _findings(report: Report) -> Page:
                 "Divergences")
 
 
+def _discovered(report: Report) -> Page:
+    return Page("discovered.html", "discovered.html", "Found by conformance discover", {"rows": report.findings},
+                "Divergences")
+
+
 def _compiled(report: Report) -> Page:
     return Page("compiled.html", "compiled.html", "Compiled modes", {}, "Compiled")
 
@@ -391,4 +397,5 @@ def _home(report: Report, groups: dict[str, list[list[str]]], log: Changelog | N
         "chart": agreement_chart(report), "split": [{"row": r, "groups": _group_words(r, groups[r.case_id])}
                                                    for r in split[:NEWEST]],
         "documented": report.documented[:NEWEST], "documented_total": len(report.documented), "newest": newest,
+        "discovered": report.findings[:NEWEST], "discovered_total": len(report.findings),
         "operations": len(ops), "claims": report.claims, "divergences": len(report.divergences)}, "Home")
