@@ -330,3 +330,20 @@ def test_every_known_bug_names_an_upstream_link_and_corpus_cases_that_exist() ->
     for rule in KNOWN:
         assert rule.links and all(link.startswith("https://github.com/") for link in rule.links)
         assert rule.cases and set(rule.cases) <= ids, rule.name
+
+
+def test_a_known_bug_is_a_finding_once_with_its_status_then_only_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    import conformance.discover.run as discover_run
+
+    def crashing(program: Program, frameworks: list[str], sandbox: object) -> list[Observation]:
+        return [Observation("paddle", "3.3.1", status="error", reason="timed out after 10 s")]
+
+    monkeypatch.setattr(discover_run, "run_program", crashing)
+    monkeypatch.setattr(discover_run, "triaged", lambda finding: PADDLE_STALE)  # every crash "is" the known bug
+    result = discover(["paddle"], max_programs=30, seed=1)
+    assert len(result.found) == 1 and result.found[0].known == PADDLE_STALE.name
+    assert result.triaged[PADDLE_STALE.name] >= 2  # the first program and the ones after it
+    assert result.found[0].status().startswith("known: https://github.com/PaddlePaddle/Paddle/pull/68520")
+    page = findings_page(result)
+    assert "## Known bugs" in page and f"| {PADDLE_STALE.summary} | {result.triaged[PADDLE_STALE.name]} |" in page
+    assert "| known: https://github.com/PaddlePaddle/Paddle/pull/68520; in the corpus: " in page

@@ -54,6 +54,14 @@ class Found:
     seconds: float  # from the start of the run to the first program of this kind
     flaky: bool = False  # the program did not show it again when run a second time
     runs: int = 0  # programs run to reduce it (reduce_steps)
+    known: str | None = None  # the known bug (triage.KNOWN) it is, by name; None: new
+
+    def status(self) -> str:
+        """New, or the known bug with its upstream links and corpus cases."""
+        rule = next((r for r in KNOWN if r.name == self.known), None)
+        if rule is None:
+            return "new"
+        return f"known: {' '.join(rule.links)}; in the corpus: {', '.join(rule.cases)}"
 
 
 @dataclass
@@ -103,6 +111,7 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
              seed: int = 0, sandbox: Sandbox | None = None) -> Discovery:
     result = Discovery(list(frameworks), seed)
     signatures: set[tuple[str, str, frozenset[str]]] = set()
+    reported: set[str] = set()  # the known bugs (triage.KNOWN) already reported by a finding
     began = time.monotonic()
 
     def over() -> bool:
@@ -131,7 +140,11 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
                 result.first_bug = time.monotonic() - began
             rule = triaged(finding)
             if rule is not None:
+                # a known bug: reported once, with its minimal program; afterwards counted
                 result.triaged[rule.name] += 1
+                if rule.name not in reported:
+                    reported.add(rule.name)
+                    raise _NewFinding(Found(finding, observations, time.monotonic() - began, known=rule.name))
             elif not known(finding, signatures):
                 raise _NewFinding(Found(finding, observations, time.monotonic() - began))
 
@@ -146,6 +159,8 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
             prop()
         except _NewFinding as exc:
             found = reduce_steps(exc.found, frameworks, sandbox)
+            rule = triaged(found.finding)
+            found.known = None if rule is None else rule.name
             # once more: a finding the minimal program does not show again (a timeout under
             # load, a framework's nondeterminism) is listed as not reproduced, not confirmed
             found.flaky = found.flaky or still_found(found.finding, found.finding.program, frameworks, sandbox) is None
@@ -238,7 +253,7 @@ def reduce_steps(found: Found, frameworks: list[str], sandbox: Sandbox | None) -
                 finding, observations = again
                 changed = True
                 break
-    return Found(finding, observations, found.seconds, found.flaky, runs)
+    return Found(finding, observations, found.seconds, found.flaky, runs, found.known)
 
 
 # ---- writing what was found
@@ -254,6 +269,7 @@ def finding_case_text(found: Found, number: int, seed: int) -> str:
     shared, overrides = split(case, found.observations)
     reasons = {fw: f"conformance discover --seed {seed}, oracle {f.oracle}: {f.summary}"
                + (f" ({'; '.join(f.details)})" if f.details else "")
+               + ("" if found.known is None else f" ({found.status()})")
                if fw == f.framework else
                f"conformance discover --seed {seed}: what {fw} did with the program (another framework's finding)"
                for fw in overrides}
@@ -311,10 +327,11 @@ def findings_page(result: Discovery) -> str:
                   "Found once, but the minimal program did not show it when run again (a timeout under load, a "
                   "framework's nondeterminism): not confirmed, not in `findings.yaml`.", ""]
         lines += _findings_table(result, flaky)
-    lines += ["", "## Known, not reported again", ""]
+    lines += ["", "## Known bugs", ""]
     if result.triaged:
-        lines += ["Programs that showed a bug already known upstream and recorded in the corpus "
-                  "(conformance/discover/triage.py).", "", "| known bug | programs | upstream | corpus cases |",
+        lines += ["Programs that showed a bug already known upstream or recorded in the corpus "
+                  "(conformance/discover/triage.py): the first is a finding above, with its minimal program; the "
+                  "others are only counted.", "", "| known bug | programs | upstream | corpus cases |",
                   "|---|---|---|---|"]
         for rule in KNOWN:
             if result.triaged[rule.name]:
@@ -338,13 +355,14 @@ def findings_page(result: Discovery) -> str:
 
 
 def _findings_table(result: Discovery, found: list[Found]) -> list[str]:
-    lines = ["| # | oracle | framework | program | what | found after |", "|---|---|---|---|---|---|"]
+    lines = ["| # | oracle | framework | program | what | status | found after |", "|---|---|---|---|---|---|---|"]
     for found_one in found:
         n = result.found.index(found_one) + 1
         f = found_one.finding
         what = f.summary + (": " + "; ".join(f.details) if f.details else "")
         lines.append(f"| {n} | {f.oracle} | {f.framework} | `{f.program.describe()}` on x of shape "
-                     f"{list(f.program.shape)} | {what.replace('|', '/')} | {found_one.seconds:.1f} s |")
+                     f"{list(f.program.shape)} | {what.replace('|', '/')} | {found_one.status()} | "
+                     f"{found_one.seconds:.1f} s |")
     return lines
 
 
@@ -361,7 +379,8 @@ def write(result: Discovery, out: Path) -> list[Path]:
         "findings": [{"oracle": f.finding.oracle, "framework": f.finding.framework,
                       "program": f.finding.program.describe(), "shape": list(f.finding.program.shape),
                       "summary": f.finding.summary, "details": list(f.finding.details),
-                      "seconds": round(f.seconds, 3), "reproduced": not f.flaky} for f in result.found],
+                      "seconds": round(f.seconds, 3), "reproduced": not f.flaky, "status": f.status()}
+                     for f in result.found],
         "known": {rule.name: result.triaged[rule.name] for rule in KNOWN if result.triaged[rule.name]},
         "first_bug_seconds": None if result.first_bug is None else round(result.first_bug, 3),
     }, indent=1) + "\n", encoding="utf-8")

@@ -404,10 +404,11 @@ def cmd_discover(args: argparse.Namespace, extra: list[str]) -> int:
                        f"({rate:.1f}/s), {len(confirmed)} finding(s)"
                        + (f", {len(result.found) - len(confirmed)} not reproduced" if len(confirmed) < len(result.found)
                           else "")
-                       + f", {known} program(s) showing a known bug"))
+                       + f", {known} program(s) showing one of the known bugs"))
     for found in result.found:
         f = found.finding
-        print(for_terminal(f"  {'(not reproduced) ' if found.flaky else ''}{f.oracle} {f.framework}: "
+        label = "(not reproduced) " if found.flaky else "" if found.known is None else f"(known: {found.known}) "
+        print(for_terminal(f"  {label}{f.oracle} {f.framework}: "
                            f"{f.program.describe()} (x of shape {list(f.program.shape)}): {f.summary}"))
     for path in paths:
         print(for_terminal(f"conformance discover: wrote {path}"))
