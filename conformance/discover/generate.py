@@ -1,9 +1,9 @@
 """Hypothesis strategies for programs: well-typed by construction, and shrinkable.
 
-A program is drawn step by step: a view of any name bound so far (with arguments valid for
-its shape), or a write into any name (a product's operand among the names of the target's
-shape), with at least one write. Then whether it computes a gradient and which twin it
-carries (none, or a rewrite that applies to it: programs.TWINS). Every choice is a Hypothesis
+A program is drawn as: whether it computes a gradient; its input's shape; then step by step,
+a view of any name bound so far (with arguments valid for its shape) or a write into any
+name (a product's operand among the names of the target's shape), with at least one write;
+last, which twin it carries (none, or a rewrite that applies to it: programs.TWINS). Every choice is a Hypothesis
 draw from a list, so shrinking removes steps, moves choices towards the first entry of each
 list (the simplest operation, the first index, no gradient, no twin) and shrinks the input's
 shape.
