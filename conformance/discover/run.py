@@ -142,8 +142,7 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
             if rule is not None:
                 # a known bug: reported once, with its minimal program; afterwards counted
                 result.triaged[rule.name] += 1
-                if rule.name not in reported:
-                    reported.add(rule.name)
+                if rule.name not in reported:  # added once handled: Hypothesis replays the program
                     raise _NewFinding(Found(finding, observations, time.monotonic() - began, known=rule.name))
             elif not known(finding, signatures):
                 raise _NewFinding(Found(finding, observations, time.monotonic() - began))
@@ -166,12 +165,14 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
             found.flaky = found.flaky or still_found(found.finding, found.finding.program, frameworks, sandbox) is None
             result.programs += found.runs + 1
             signatures.add(found.finding.signature())
+            reported.update(name for name in (exc.found.known, found.known) if name is not None)
             result.found.append(found)
         except FlakyFailure as exc:  # found once, not again when Hypothesis ran it a second time
             for inner in exc.exceptions:
                 if isinstance(inner, _NewFinding):
                     inner.found.flaky = True
                     signatures.add(inner.found.finding.signature())
+                    reported.update(name for name in (inner.found.known,) if name is not None)
                     result.found.append(inner.found)
         round_number += 1
     result.seconds = time.monotonic() - began
