@@ -8,6 +8,7 @@ file, item and framework) writes reports/ and nothing else."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -45,6 +46,7 @@ def test_a_full_run_writes_the_results_file_and_says_nothing_of_a_partial_run(co
     assert data is not None and data["written"] == "full.json"
     run = dict(data["run"])
     assert len(run.pop("corpus")) == 16  # the corpus revision, for conformance merge
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", run.pop("date"))  # the day the run ended (the site shows it)
     assert run == {"items": 9, "exit_status": 1, "corpus_items": 9}  # no "partial"
     assert "not a full run" not in result.stdout.str()
 
