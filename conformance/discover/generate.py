@@ -87,8 +87,8 @@ def programs(draw: Any, view_ops: tuple[str, ...] | None = None, write_ops: tupl
         names = list(shape_after(Program(shape, tuple(steps))))
         steps.append(Step("fill_", names[-1], (write_value(written),)))
     program = Program(shape, tuple(steps), with_grad)
-    relations = [name for name, twin in TWINS.items() if twin(program)]
-    relation = draw(st.sampled_from(["none"] + relations))
+    twins = {name: twin for name, rewrite in TWINS.items() if (twin := rewrite(program))}
+    relation = draw(st.sampled_from(["none", *twins]))
     if relation == "none":
         return program
-    return Program(shape, program.steps, with_grad, TWINS[relation](program), relation)
+    return Program(shape, program.steps, with_grad, twins[relation], relation)

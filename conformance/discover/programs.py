@@ -301,29 +301,46 @@ def write_value(k: int) -> float:
 # ---- the metamorphic twins: rewrites that must not change values or gradients
 
 
+class Lineage:
+    """Which names may share memory as the steps run, counting every view operation as a
+    view (whichever a framework makes a copy only aliases less): a view joins its source's
+    lineage, a clone or a name bound to a new tensor starts one of its own."""
+
+    def __init__(self) -> None:
+        self._of: dict[str, int] = {"x": 0}
+        self._fresh = 1
+
+    def view(self, step: Step) -> None:
+        assert step.result is not None
+        if VIEWS_BY_NAME[step.op].copies:
+            self.rebind(step.result)
+        else:
+            self._of[step.result] = self._of[step.target]
+
+    def rebind(self, name: str) -> None:
+        self._of[name], self._fresh = self._fresh, self._fresh + 1
+
+    def aliased(self, name: str) -> bool:
+        """Whether another name may share ``name``'s memory now."""
+        return any(n != name and line == self._of[name] for n, line in self._of.items())
+
+
 def out_of_place_twin(program: Program) -> tuple[Step, ...]:
     """``program`` with every in-place write into a tensor nothing else aliases rewritten
     out of place (``t.add_(c)`` → ``t = t + c``), or () when there is none. A tensor is
-    unaliased when no other name was made from the same memory by view operations, counting
-    every view operation as a view (whichever a framework makes a copy only aliases less):
-    writing it in place or binding the name to the new values then differ in nothing any
-    later step or the loss can read."""
-    lineage: dict[str, int] = {"x": 0}
-    fresh = 1
+    unaliased when no other name shares its :class:`Lineage`: writing it in place or binding
+    the name to the new values then differ in nothing any later step or the loss can read."""
+    lineage = Lineage()
     steps, changed = [], False
     for step in program.steps:
         if step.is_view:
-            assert step.result is not None
-            if VIEWS_BY_NAME[step.op].copies:
-                lineage[step.result], fresh = fresh, fresh + 1
-            else:
-                lineage[step.result] = lineage[step.target]
+            lineage.view(step)
             steps.append(step)
             continue
         write = WRITES_BY_NAME[step.op]
-        unaliased = not any(n != step.target and line == lineage[step.target] for n, line in lineage.items())
+        unaliased = not lineage.aliased(step.target)
         if write.creates or (unaliased and write.out_of_place):
-            lineage[step.target], fresh = fresh, fresh + 1
+            lineage.rebind(step.target)
         if unaliased and write.out_of_place:
             steps.append(Step(write.out_of_place, step.target, step.args))
             changed = True

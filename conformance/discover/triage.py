@@ -16,31 +16,23 @@ rebinding and copies, refusals are not judged; docs/discover.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from conformance.discover.oracles import Finding
-from conformance.discover.programs import VIEWS_BY_NAME, WRITES_BY_NAME, Program, Step
+from conformance.discover.programs import VIEWS_BY_NAME, WRITES_BY_NAME, Lineage, Program, Step
 
 
 def aliased_writes(steps: tuple[Step, ...]) -> list[Step]:
     """The in-place writes (not augmented assignments, which may rebind) into a tensor that
-    another name views at that point, or through a view: every view operation counted as a
-    view, as in programs.out_of_place_twin."""
-    lineage: dict[str, int] = {"x": 0}
-    fresh, out = 1, []
+    another name views at that point, or through a view (programs.Lineage)."""
+    lineage, out = Lineage(), []
     for step in steps:
         if step.is_view:
-            assert step.result is not None
-            if VIEWS_BY_NAME[step.op].copies:
-                lineage[step.result], fresh = fresh, fresh + 1
-            else:
-                lineage[step.result] = lineage[step.target]
-            continue
-        write = WRITES_BY_NAME[step.op]
-        if write.creates or write.rebinds:
-            lineage[step.target], fresh = fresh, fresh + 1
-            continue
-        if any(n != step.target and line == lineage[step.target] for n, line in lineage.items()):
+            lineage.view(step)
+        elif WRITES_BY_NAME[step.op].creates or WRITES_BY_NAME[step.op].rebinds:
+            lineage.rebind(step.target)
+        elif lineage.aliased(step.target):
             out.append(step)
     return out
 
@@ -85,19 +77,24 @@ class PaddleNarrowOfOffsetView(Known):
 def _narrow_of_offset(program: Program) -> bool:
     """A narrow of a name that is itself a view not at the storage's start: a slice, select,
     narrow, split or unbind piece not starting at 0 somewhere before it in its chain."""
-    offset: dict[str, bool] = {"x": False}
+    starts = {"slice": lambda a: a[0], "select": lambda a: a[0], "narrow": lambda a: a[1],
+              "unbind": lambda a: a[1], "split": lambda a: a[0] * a[2]}
+    return _narrow_of(program, lambda step: step.op in starts and starts[step.op](step.args) != 0)
+
+
+def _narrow_of(program: Program, marks: Callable[[Step], bool]) -> bool:
+    """Whether a narrow reads a name whose chain of views (in the program or its twin) has a
+    step ``marks`` holds for; binding a name to a new tensor clears its mark."""
+    marked: dict[str, bool] = {"x": False}
     for step in program.steps + program.twin:
         if not step.is_view:
             if WRITES_BY_NAME[step.op].creates or WRITES_BY_NAME[step.op].rebinds:
-                offset[step.target] = False
+                marked[step.target] = False
             continue
         assert step.result is not None
-        if step.op == "narrow" and offset.get(step.target, False):
+        if step.op == "narrow" and marked.get(step.target, False):
             return True
-        starts = {"slice": lambda a: a[0], "select": lambda a: a[0], "narrow": lambda a: a[1],
-                  "unbind": lambda a: a[1], "split": lambda a: a[0] * a[2]}
-        moved = step.op in starts and starts[step.op](step.args) != 0
-        offset[step.result] = not VIEWS_BY_NAME[step.op].copies and (offset.get(step.target, False) or moved)
+        marked[step.result] = not VIEWS_BY_NAME[step.op].copies and (marked.get(step.target, False) or marks(step))
     return False
 
 
@@ -118,20 +115,9 @@ class PaddleNarrowGradientOfStridedView(Known):
 def _narrow_of_strided(program: Program) -> bool:
     """A narrow of a name whose chain of views makes it non-contiguous: a transpose, t or
     diagonal, a slice with a step, a piece along a dimension other than the first."""
-    strided: dict[str, bool] = {"x": False}
-    for step in program.steps + program.twin:
-        if not step.is_view:
-            if WRITES_BY_NAME[step.op].creates or WRITES_BY_NAME[step.op].rebinds:
-                strided[step.target] = False
-            continue
-        assert step.result is not None
-        if step.op == "narrow" and strided.get(step.target, False):
-            return True
-        makes = (step.op in ("transpose", "t", "diagonal") or (step.op == "slice" and step.args[2] != 1)
-                 or (step.op in ("narrow", "unbind") and step.args[0] != 0)
-                 or (step.op == "split" and step.args[1] != 0))
-        strided[step.result] = not VIEWS_BY_NAME[step.op].copies and (strided.get(step.target, False) or makes)
-    return False
+    return _narrow_of(program, lambda step: (
+        step.op in ("transpose", "t", "diagonal") or (step.op == "slice" and step.args[2] != 1)
+        or (step.op in ("narrow", "unbind") and step.args[0] != 0) or (step.op == "split" and step.args[1] != 0)))
 
 
 KNOWN: tuple[Known, ...] = (PaddleStaleGradientAfterAliasedWrite(), PaddleNarrowOfOffsetView(),
