@@ -37,7 +37,7 @@ class _FrameworkImportOrder(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, _FrameworkImportOrder())
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "chromium"]  # chromium: the browser fixture (tests/chromium.py)
 
 # Hypothesis keeps caches (constants seen in the source, Unicode tables) in .hypothesis/ of
 # the working folder: in the temporary folder instead, never the checkout.

@@ -12,12 +12,10 @@ test_site.py, on the files (no browser needed).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from test_browser import CHROMIUM, CHROMIUM_ARGS, _missing
 from test_site import release, site_sample
 
 from conformance.tools.cli import main
@@ -27,21 +25,6 @@ WIDTHS = (360, 390, 768, 1440, 1920)
 PAGES = ("index.html", "ops/expand.html", "cases/views.expand.paddle_copies.html", "claims/S3-03.html",
          "frameworks/paddle.html", "search.html", "families/views.html", "divergences.html",
          "changelog/numpy.html")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    missing = _missing()
-    if missing:
-        if os.environ.get("CONFORMANCE_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"browser test required (CONFORMANCE_REQUIRE_BROWSER=1) but {missing}")
-        pytest.skip(missing)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

@@ -21,18 +21,10 @@ def load_inputs(results: list[Path], releases: list[Path], allow_partial: bool =
                 ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
     """The results document to show (several files merged) and the release documents."""
     problems: list[str] = []
-    documents: list[tuple[str, dict[str, Any]]] = []
-    for path in results:
-        try:
-            documents.append((str(path), load_results(path)))
-        except ResultsFileError as exc:
-            problems.append(f"{exc} (give the results file of a run: conformance run writes reports/results.json)")
-    release_docs: list[tuple[str, dict[str, Any]]] = []
-    for path in releases:
-        try:
-            release_docs.append((str(path), load_results(path)))
-        except ResultsFileError as exc:
-            problems.append(f"{exc} (--releases takes the files of conformance matrix, releases/*/*.json)")
+    documents = _load_each(results, "give the results file of a run: conformance run writes reports/results.json",
+                           problems)
+    release_docs = _load_each(releases, "--releases takes the files of conformance matrix, releases/*/*.json",
+                              problems)
     if problems:
         raise SiteError("\n".join(problems))
     if len(documents) == 1:
@@ -50,6 +42,17 @@ def load_inputs(results: list[Path], releases: list[Path], allow_partial: bool =
                         "every shard), or pass --partial to build it anyway (every page then says the run was "
                         "partial)")
     return document, release_docs
+
+
+def _load_each(paths: list[Path], hint: str, problems: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Each file's results document; a file that is not one adds its problem, with ``hint``."""
+    documents = []
+    for path in paths:
+        try:
+            documents.append((str(path), load_results(path)))
+        except ResultsFileError as exc:
+            problems.append(f"{exc} ({hint})")
+    return documents
 
 
 def check_source_url(template: str | None) -> None:
