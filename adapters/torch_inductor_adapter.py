@@ -1,13 +1,14 @@
 """PyTorch compiled with inductor (issue 19): ``torch.compile``'s default backend, which
-generates C++ on CPU (gcc). Its FX graph cache lives in one folder per checkout
-(``$CONFORMANCE_CACHE_DIR/torchinductor``, by default ``.conformance-cache/torchinductor`` in
-the working directory; it is set as ``TORCHINDUCTOR_CACHE_DIR``), so a second run compiles
-from a warm cache; Dynamo's own state is still reset for every item."""
+generates C++ on CPU (gcc). Its caches (FX graphs, generated code, AOTAutograd) live in the
+run's compilers' cache, ``TORCHINDUCTOR_CACHE_DIR``, which the framework process gets from
+:mod:`conformance.run.caches` (outside every checkout: inductor runs the Python it finds
+there), so a second run compiles from a warm cache; Dynamo's own state is still reset for
+every item."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import tempfile
 from typing import Any
 
 from conformance.adapters.torch_compile_adapter import TorchCompileAdapter
@@ -20,10 +21,11 @@ class TorchInductorAdapter(TorchCompileAdapter):
     backend = "inductor"
 
     def setup(self) -> None:
-        # inductor reads it each time it looks for a cached graph (and sets it to its default
-        # in /tmp the first time it finds none, hence not setdefault)
-        cache = Path(os.environ.get("CONFORMANCE_CACHE_DIR") or ".conformance-cache") / "torchinductor"
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache.resolve())
+        # The sandbox (and an in-process run) set TORCHINDUCTOR_CACHE_DIR to the run's checked
+        # folder. A process started otherwise gets a private one, never inductor's default,
+        # /tmp/torchinductor_<user>, which any local user can create first and fill.
+        if not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="conformance-torchinductor-")
         super().setup()
 
     def compile(self, fn: Any) -> Any:

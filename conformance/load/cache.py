@@ -150,6 +150,14 @@ def open_directory(directory: Path, checkouts: Iterable[Path | str] = (),
     the absolute folder and the key, or :class:`CacheRefused`. ``checkouts``: folders it
     must not be inside (the current folder's git work tree is added); ``own_parents``:
     how many folders above it are the suite's (``conformance/`` of the default place)."""
+    folder = check_directory(directory, checkouts, own_parents)
+    return folder, read_key(folder / KEY_FILE)
+
+
+def check_directory(directory: Path, checkouts: Iterable[Path | str] = (), own_parents: int = 0) -> Path:
+    """The absolute folder, checked (and made, mode 0700, with what is missing above it) as
+    a cache folder the user alone can write, outside every checkout; :class:`CacheRefused`
+    says why not. The same rules hold for the compilers' caches (conformance.run.caches)."""
     folder = Path(os.path.abspath(directory))
     roots = [Path(r) for r in checkouts]
     tree = git_work_tree(Path.cwd())
@@ -164,21 +172,31 @@ def open_directory(directory: Path, checkouts: Iterable[Path | str] = (),
         if os.path.lexists(candidate):
             break
         missing.append(candidate)
-    checked = {folder, *missing, *list(folder.parents)[:own_parents]}
-    for created in reversed(missing):
-        try:
-            created.mkdir(mode=0o700, exist_ok=True)
-        except OSError as exc:
-            raise CacheRefused(created, f"cannot be created: {exc.strerror or exc}") from None
+    checked = sorted({folder, *missing, *list(folder.parents)[:own_parents]}, key=lambda p: len(p.parts))
     uid = _uid()
-    for path in sorted(checked, key=lambda p: len(p.parts)):
+
+    def check(path: Path) -> None:
         try:
             problem = folder_problem(os.lstat(path), uid)
         except OSError as exc:
             problem = f"cannot be examined: {exc.strerror or exc}"
         if problem:
             raise CacheRefused(path, problem)
-    return folder, read_key(folder / KEY_FILE)
+
+    # what exists is checked before anything is made in it (nothing is created in a folder
+    # another user could write), then what was made
+    for path in checked:
+        if path not in missing:
+            check(path)
+    for created in reversed(missing):
+        try:
+            created.mkdir(mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise CacheRefused(created, f"cannot be created: {exc.strerror or exc}") from None
+    for path in checked:
+        if path in missing:
+            check(path)
+    return folder
 
 
 def read_key(path: Path) -> bytes:

@@ -27,6 +27,10 @@ CODE = "CF010"
 CASE_SUFFIXES = (".yaml", ".yml")
 PYTHON_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyi", ".pyd", ".pth", ".so")
 RULE = "case folders hold only *.yaml case files and real folders"
+# the files pytest reads its configuration from, in its order of precedence within a folder
+# (pytest 9.2 added the first two): one in a case folder would decide how pytest runs
+PYTEST_CONFIG_NAMES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini",
+                       "setup.cfg")
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,10 @@ def _link(path: Path) -> Refusal:
 def _regular(path: Path) -> Refusal | None:
     if path.suffix in CASE_SUFFIXES:
         return None
+    if path.name in PYTEST_CONFIG_NAMES:
+        return Refusal(f"a pytest configuration file: {RULE}; pytest run on this folder would take its settings "
+                       "(addopts, -p plugins, pythonpath) from it, and the suite refuses to run with it",
+                       "remove it (the project's configuration file lives above its case folders)")
     if path.suffix in PYTHON_SUFFIXES:
         return Refusal(f"a Python file: {RULE}, and nothing in them is ever imported",
                        "remove it (code belongs in conformance/, adapters/ or tests/)")

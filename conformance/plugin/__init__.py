@@ -19,7 +19,7 @@ import pytest
 from conformance import registry
 from conformance.claims import claims
 from conformance.escaping import for_terminal
-from conformance.plugin import guard, selection
+from conformance.plugin import configfile, guard, selection
 from conformance.plugin.collect import (
     CaseDir,
     CaseErrorItem,
@@ -28,7 +28,9 @@ from conformance.plugin.collect import (
     Collected,
     RefusedFile,
     case_roots,
+    checkouts,
     collected_key,
+    config_warning,
     index_key,
     is_case_file,
     make_index,
@@ -58,9 +60,11 @@ from conformance.report.results import (
     unrun_record,
     write_atomically,
 )
+from conformance.run.caches import CompilerCaches, open_caches
 from conformance.run.sandbox import DEFAULT_TIMEOUT_S, Sandbox, child_python
 
 results_key = pytest.StashKey["ResultsRecorder"]()
+caches_key = pytest.StashKey[CompilerCaches]()
 coverage_key = pytest.StashKey[Coverage]()
 gc_key = pytest.StashKey[bool]()  # collection paused the GC; whether it was enabled before
 unclaimed_key = pytest.StashKey[list[str]]()  # why nothing was collected from a named folder
@@ -105,16 +109,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    # the first hook a plugin gets once pytest has settled on its configuration file: one in a
+    # case folder refuses the run before any conftest, path or case (conformance.plugin.configfile)
+    problem = configfile.refusal(early_config.inipath)
+    if problem is not None:
+        raise pytest.UsageError(for_terminal(f"conformance: {problem}", multiline=False))
     # before pytest imports the initial conftests: none under a case root is (conformance.plugin.guard)
     guard.install(early_config)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    guard.install(config)  # already done, unless this plugin was registered late
+    # already done, unless this plugin was registered late
+    problem = configfile.refusal(config.inipath)
+    if problem is not None:
+        raise pytest.UsageError(for_terminal(f"conformance: {problem}", multiline=False))
+    guard.install(config)
     config.stash[index_key] = make_index(config)
+    # the compilers' caches of the framework processes, outside every checkout (run.caches)
+    caches = config.stash[caches_key] = open_caches(checkouts(config), config_warning(config))
     # the sandbox passes its socket to the child by file descriptor: POSIX only
     in_process = config.getoption("in_process") or os.name != "posix"
-    config.stash[sandbox_key] = None if in_process else Sandbox(case_timeout(config))
+    if in_process:
+        os.environ.update(caches.environment())  # this process is the framework process
+    config.stash[sandbox_key] = None if in_process else Sandbox(case_timeout(config), caches=caches)
     markers = config.stash[markers_key] = selection.Markers(config)
     markers.register(selection.MARKER, "a conformance case item (every case on every framework)")
     roots = case_roots(config)
@@ -168,6 +185,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     sandbox = config.stash.get(sandbox_key, None)
     if sandbox is not None:
         sandbox.close()
+    caches = config.stash.get(caches_key, None)
+    if caches is not None:
+        del config.stash[caches_key]
+        caches.close()
     recorder = config.stash.get(results_key, None)
     if recorder is not None:
         del config.stash[results_key]
@@ -242,7 +263,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Generator[
         return [RefusedFile.from_parent(parent, path=file_path, why=why)]
     if is_case_file(file_path, parent.session):
         pause_gc(parent.config)
-        return [*collected, CaseFile.from_parent(parent, path=file_path)]
+        # a case file is this plugin's alone: what other plugins made of it (a doctest file
+        # under --doctest-glob=*.yaml, another YAML test plugin's items) is dropped, so no
+        # text of a case file is ever run as code
+        return [CaseFile.from_parent(parent, path=file_path)]
     return collected
 
 

@@ -19,7 +19,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import pytest
 
@@ -91,11 +91,24 @@ def make_index(config: pytest.Config | None = None) -> CaseIndex:
     vocabulary = registry.vocabulary()
     if config is None:
         return CaseIndex(vocabulary, make_cache(vocabulary))
+    return CaseIndex(vocabulary, make_cache(vocabulary, checkouts(config), config_warning(config)),
+                     frameworks=configured_frameworks(config))
+
+
+def checkouts(config: pytest.Config) -> list[Path]:
+    """The folders no cache of this run may be inside (a pull request could put files
+    there): rootdir, the case folders, the folders named on the command line (the caches
+    add the current folder's git work tree)."""
     invoked = Path(str(config.invocation_params.dir))
     named = [invoked / arg.split("::", 1)[0] for arg in config.args]
-    checkouts = [Path(str(config.rootpath)), CASES_PACKAGE_DIR,
-                 *(Path(p) for p in config.getini("conformance_paths")),
-                 *(p if p.is_dir() else p.parent for p in named)]
+    return [Path(str(config.rootpath)), CASES_PACKAGE_DIR,
+            *(Path(p) for p in config.getini("conformance_paths")),
+            *(p if p.is_dir() else p.parent for p in named)]
+
+
+def config_warning(config: pytest.Config) -> Callable[[str], None]:
+    """How a cache refused for this run is said: one PytestConfigWarning (a line on stderr
+    where pytest would not show it), by the controller of an xdist run only."""
 
     def warn(message: str) -> None:
         if hasattr(config, "workerinput"):  # the controller says it
@@ -109,7 +122,7 @@ def make_index(config: pytest.Config | None = None) -> CaseIndex:
             pass
         print(f"conformance: {message}", file=sys.stderr)
 
-    return CaseIndex(vocabulary, make_cache(vocabulary, checkouts, warn), frameworks=configured_frameworks(config))
+    return warn
 
 
 def configured_frameworks(config: pytest.Config) -> list[str]:

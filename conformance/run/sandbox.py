@@ -46,8 +46,10 @@ import faulthandler
 import gc
 import os
 import resource
+import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -61,6 +63,7 @@ from typing import Any
 
 from conformance import codec, kinds, registry
 from conformance.model import CASE_TYPES, Case
+from conformance.run.caches import CompilerCaches, open_caches
 from conformance.run.engine import OUTCOME_TYPES
 
 # what each end may build from the other's messages
@@ -81,6 +84,14 @@ MEMORY_LIMIT_MB = 4096
 MEMORY_ENV = "CONFORMANCE_CHILD_MEMORY_MB"
 # earlier items tried, most recent first, when looking for the one that left a crash behind
 MAX_CULPRIT_TRIES = 5
+# An earlier item is named only when the crash comes back after it in each of this many
+# tries, each in a fresh child: a crash that came from outside during one try (a kill, the
+# machine's OOM killer) must not blame it.
+CULPRIT_CONFIRMATIONS = 2
+# Signals that come from outside the process (a user, a supervisor, the OOM killer): a
+# framework crashing on its own raises SIGSEGV, SIGABRT, SIGBUS, SIGFPE or SIGILL, never
+# these, so a child ended by one is not a crash any item caused, and no item is blamed.
+EXTERNAL_SIGNALS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
 # The child's interpreter, when it is not this one: the Python of another environment (a
 # framework release's, made by ``conformance matrix``), which imports the frameworks from
 # its own site-packages and only this package from here (:func:`child_environment`).
@@ -106,11 +117,17 @@ class SandboxError(Exception):
     raised. ``reason`` is one line for the results; ``details`` the child's last output
     or the traceback."""
 
-    def __init__(self, reason: str, details: str = "", crashed: bool = False) -> None:
+    def __init__(self, reason: str, details: str = "", crashed: bool = False, signal_number: int | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.details = details
         self.crashed = crashed  # the child died (not a timeout, not an adapter exception)
+        self.signal_number = signal_number  # the signal that ended it, if one did
+
+    @property
+    def external(self) -> bool:
+        """The child was ended from outside (:data:`EXTERNAL_SIGNALS`), not by what it ran."""
+        return self.crashed and self.signal_number in EXTERNAL_SIGNALS
 
 
 @dataclass
@@ -122,17 +139,22 @@ class CrashNote:
     culprit: tuple[str, str] | None  # (case id, framework) of the item after which it crashes again
     tried: list[tuple[str, str]] = field(default_factory=list)  # earlier items tried, most recent first
     ran_before: list[tuple[str, str]] = field(default_factory=list)  # what the dead child had run, in order
+    external: bool = False  # ended by a signal from outside: no earlier item was tried
 
     def text(self) -> str:
         first = f"the framework process crashed while running this item ({self.reason.split(';')[0]}), "
         first += "and run again alone in a fresh process it ran to the outcome recorded"
+        if self.external:
+            return (f"{first}; that signal comes from outside the process (a kill, the system's out-of-memory "
+                    "killer), never from a framework's own crash, so no earlier item is blamed")
         if self.culprit is not None:
             case, framework = self.culprit
             return (f"{first}: the crash comes from {case}[{framework}], which ran before it in the same process: "
                     f"run alone before this item in a fresh process, it makes this item crash again")
         tried = ", ".join(f"{c}[{f}]" for c, f in self.tried) or "none"
-        return (f"{first}; the crash did not come back after any single earlier item tried alone ({tried}), "
-                f"so it depends on several of the {len(self.ran_before)} items that ran before it")
+        return (f"{first}; the crash did not come back after any single earlier item tried alone, each "
+                f"{CULPRIT_CONFIRMATIONS} times ({tried}), so it depends on several of the {len(self.ran_before)} "
+                "items that ran before it, or came from outside")
 
 
 class FrameworkUnavailable(Exception):
@@ -156,9 +178,13 @@ class Sandbox:
     started on the first item it runs and again after it is lost."""
 
     def __init__(self, timeout: float | None = DEFAULT_TIMEOUT_S,
-                 startup_timeout: float = STARTUP_TIMEOUT_S) -> None:
+                 startup_timeout: float = STARTUP_TIMEOUT_S, caches: CompilerCaches | None = None) -> None:
         self.timeout = timeout
         self.startup_timeout = startup_timeout
+        # the compilers' caches of the children (conformance.run.caches): the caller's, or
+        # this sandbox's own, opened on first use and closed with it
+        self._caches = caches
+        self._own_caches = caches is None
         self._children: dict[str, FrameworkProcess] = {}
         self._last: FrameworkProcess | None = None  # the child of the last item run
         # set by run(): the item's child crashed and the crash came from an earlier item
@@ -170,7 +196,10 @@ class Sandbox:
         place = framework if _own_process(framework) else ""
         child = self._children.get(place)
         if child is None:
-            child = self._children[place] = FrameworkProcess(self.timeout, self.startup_timeout)
+            if self._caches is None:
+                self._caches = open_caches()
+            child = self._children[place] = FrameworkProcess(self.timeout, self.startup_timeout,
+                                                             self._caches.environment())
         self._last = child
         try:
             return child.run(case, framework)
@@ -198,6 +227,9 @@ class Sandbox:
     def close(self) -> None:
         for child in self._children.values():
             child.close()
+        if self._own_caches and self._caches is not None:
+            self._caches.close()
+            self._caches = None
 
 
 def _own_process(framework: str) -> bool:
@@ -214,9 +246,11 @@ class FrameworkProcess:
     again after it is lost."""
 
     def __init__(self, timeout: float | None = DEFAULT_TIMEOUT_S,
-                 startup_timeout: float = STARTUP_TIMEOUT_S) -> None:
+                 startup_timeout: float = STARTUP_TIMEOUT_S, environment: dict[str, str] | None = None) -> None:
         self.timeout = timeout if timeout and timeout > 0 else None
         self.startup_timeout = startup_timeout
+        self.environment = dict(environment or {})  # set in the child's environment (the compilers' caches)
+        self._folder: str | None = None  # the child's working folder: its own, empty, removed with it
         # framework -> {"version", "devices"}, as the child found them
         self.environments: dict[str, dict[str, Any]] = {}
         self.starts = 0
@@ -240,11 +274,15 @@ class FrameworkProcess:
         self._case_in_child = None
         self._set_up = set()
         self._history = []
+        # A working folder of its own, empty: ``python -m`` puts the working folder first on
+        # the child's import path, and frameworks read and write files relative to it
+        # (docs/security.md, "The framework process starts in an empty folder of its own").
+        self._folder = tempfile.mkdtemp(prefix="conformance-child-")
         try:
             self._proc = subprocess.Popen(
                 [*child_command(), str(child.fileno())],
                 pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, stdout=self._log,
-                stderr=self._log, env=child_environment(), close_fds=True)
+                stderr=self._log, env=child_environment(self.environment), cwd=self._folder, close_fds=True)
         finally:
             child.close()
         self._conn = Connection(parent.detach())
@@ -274,6 +312,9 @@ class FrameworkProcess:
         if self._log is not None:
             self._log.close()
             self._log = None
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
 
     # ---- running
 
@@ -293,32 +334,49 @@ class FrameworkProcess:
         try:
             outcome = self._run(case, framework)  # alone: the crash closed the child
         except SandboxError as again:
+            if again.external:
+                raise SandboxError(f"{crash.reason}; run again alone in a fresh process it was ended again by a "
+                                   "signal from outside the process (a kill, the system's out-of-memory killer), "
+                                   "so it has no outcome", again.details, crashed=True,
+                                   signal_number=again.signal_number) from None
             if again.crashed:
                 raise SandboxError(f"{crash.reason}; run again alone in a fresh process it crashed again, so the "
-                                   "crash is its own", crash.details, crashed=True) from None
+                                   "crash is its own", crash.details, crashed=True,
+                                   signal_number=again.signal_number) from None
             raise
-        self.last_crash = self._find_culprit(case, framework, before, crash)
+        if crash.external:
+            self.last_crash = CrashNote(crash.reason, None, ran_before=[(c.id, f) for c, f in before], external=True)
+        else:
+            self.last_crash = self._find_culprit(case, framework, before, crash)
         return outcome
 
     def _find_culprit(self, case: Case, framework: str, before: list[tuple[Case, str]],
                       crash: SandboxError) -> CrashNote:
         """Try the items that ran before the crash, most recent first: each in a fresh
-        child, then the crashed item; the first after which it crashes again is named."""
+        child, then the crashed item; the first after which it crashes again, by a
+        framework's own signal, in each of :data:`CULPRIT_CONFIRMATIONS` tries is named."""
         note = CrashNote(crash.reason, None, ran_before=[(c.id, f) for c, f in before])
         for earlier, earlier_framework in reversed(before[-MAX_CULPRIT_TRIES:]):
-            self.close()
             note.tried.append((earlier.id, earlier_framework))
-            try:
-                self._run(earlier, earlier_framework)
-                self._run(case, framework)
-            except SandboxError as lost:
-                if lost.crashed:
-                    note.culprit = (earlier.id, earlier_framework)
-                    break
-            except FrameworkUnavailable:
-                continue
+            if all(self._crashes_after(earlier, earlier_framework, case, framework)
+                   for _ in range(CULPRIT_CONFIRMATIONS)):
+                note.culprit = (earlier.id, earlier_framework)
+                break
         self.close()  # the next item starts from a fresh process, whatever the last try left
         return note
+
+    def _crashes_after(self, earlier: Case, earlier_framework: str, case: Case, framework: str) -> bool:
+        """Whether ``case`` crashes, by a framework's own signal, right after ``earlier`` in a
+        fresh child."""
+        self.close()
+        try:
+            self._run(earlier, earlier_framework)
+            self._run(case, framework)
+        except SandboxError as lost:
+            return lost.crashed and not lost.external
+        except FrameworkUnavailable:
+            return False
+        return False
 
     def _run(self, case: Case, framework: str) -> Any:
         if self._conn is None:
@@ -334,7 +392,10 @@ class FrameworkProcess:
             self._set_up.add(framework)
         # a case's items run one after another: send the case once, then name it
         payload = None if self._case_in_child == case.id else case
-        _send(self._conn, ("run", case.id, payload, framework))
+        try:
+            _send(self._conn, ("run", case.id, payload, framework))
+        except OSError:  # the child died while it waited for this item: _receive says how
+            pass
         self._case_in_child = case.id
         message = self._receive(self.timeout, "running this case")
         if message[0] == "outcome":
@@ -374,7 +435,8 @@ class FrameworkProcess:
         output = self._last_output()
         self.close()
         raise SandboxError(f"the framework process crashed with {signal_description(code)} "
-                           f"while {doing}; it was restarted for the next item", output, crashed=True)
+                           f"while {doing}; it was restarted for the next item", output, crashed=True,
+                           signal_number=-code if code < 0 else None)
 
     def _lost_by_timeout(self, timeout: float | None, doing: str) -> None:
         assert self._proc is not None
@@ -408,17 +470,25 @@ class FrameworkProcess:
 # --------------------------------------------------------------------------- the child
 
 
-def child_environment() -> dict[str, str]:
-    """The parent's environment, with its import path: a child must import exactly what
-    this process imports (adapters registered through entry points, a checkout that is
-    not installed). A child in another environment (:func:`child_python`) gets this
+def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The parent's environment, with its import path and ``extra`` (the compilers' caches,
+    which replace the parent's values): a child must import exactly what this process
+    imports (adapters registered through entry points, a checkout that is not installed).
+    The working folder, which ``python -m`` or ``python -c`` put first on this process's
+    path as ``''``, is kept only when it is where this package is imported from (a checkout
+    run with ``python -m pytest``): any other working folder, a case folder say, never
+    reaches a child's path. A child in another environment (:func:`child_python`) gets this
     package alone on its path, and its own site-packages for everything else (adapters
     registered by other packages' entry points are the ones installed there)."""
     env = dict(os.environ)
     if child_python() is not None:
         env["PYTHONPATH"] = package_only_path()
     else:
-        env["PYTHONPATH"] = os.pathsep.join(p or os.getcwd() for p in sys.path)
+        home = str(Path(__file__).resolve().parent.parent.parent)  # the folder that holds conformance/
+        cwd = os.getcwd()
+        keep = [p or cwd for p in sys.path if p or os.path.realpath(cwd) == os.path.realpath(home)]
+        env["PYTHONPATH"] = os.pathsep.join(keep)
+    env.update(extra or {})
     return env
 
 
@@ -429,6 +499,10 @@ def package_only_path() -> str:
     package = Path(__file__).resolve().parent.parent
     folder = Path(tempfile.gettempdir()) / f"conformance-package-{os.getuid()}-{zlib.crc32(str(package).encode()):08x}"
     folder.mkdir(mode=0o700, exist_ok=True)
+    st = os.lstat(folder)
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        # another local user made it first (the temporary folder is shared): one of our own
+        folder = Path(tempfile.mkdtemp(prefix="conformance-package-"))
     link = folder / "conformance"
     if not link.is_symlink() or os.readlink(link) != str(package):
         temporary = folder / f".conformance-{os.getpid()}"

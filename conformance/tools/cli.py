@@ -145,6 +145,7 @@ def _pytest_argv(args: argparse.Namespace, places: _RunPlaces, corpus: list[str]
         argv += ["--conformance-partial-results", str(places.partial_results)]
     if not any(a == "--rootdir" or a.startswith("--rootdir=") for a in extra):
         argv += ["--rootdir", os.getcwd()]  # testpaths apply only from the rootdir
+    argv += _configuration_argv(corpus, extra)
     if args.frameworks:
         argv += ["--frameworks", args.frameworks]
     if args.modes:
@@ -152,6 +153,30 @@ def _pytest_argv(args: argparse.Namespace, places: _RunPlaces, corpus: list[str]
     if args.numprocesses:
         argv += ["-n", args.numprocesses]
     return argv
+
+
+def _configuration_argv(corpus: list[str], extra: list[str]) -> list[str]:
+    """``-c FILE``: pytest's configuration is the one found from the working folder upward
+    (or the one given with -c), never one pytest would find beside the paths named, which
+    a pull request that adds case files could plant (conformance.plugin.configfile). A
+    configuration file in a case folder ends the command (status 2) before pytest reads it:
+    pytest acts on its ``-p`` and ``pythonpath`` before any plugin could refuse it."""
+    from conformance.plugin import configfile
+
+    explicit = None
+    for i, arg in enumerate(extra):
+        if arg in ("-c", "--config-file", "--inifile") and i + 1 < len(extra):
+            explicit = extra[i + 1]
+        elif arg.startswith(("--config-file=", "--inifile=")):
+            explicit = arg.split("=", 1)[1]
+        elif arg.startswith("-c") and len(arg) > 2:
+            explicit = arg[2:]
+    cwd = Path(os.getcwd())
+    chosen, problem = configfile.project_configuration(cwd, explicit, [cwd / p for p in corpus])
+    if problem is not None:
+        _error(f"conformance: {problem}")
+        raise SystemExit(2)
+    return [] if explicit is not None else ["-c", chosen]
 
 
 def _render_own(own: RunResults, places: _RunPlaces, code: int) -> int:
