@@ -2,10 +2,10 @@
 request can write (docs/security.md, "Compiler caches live where only you can write").
 
 torch inductor keeps generated Python and C++ (and the shared objects built from it), FX
-graphs and AOTAutograd artefacts in ``TORCHINDUCTOR_CACHE_DIR``, and loads what it finds
-there: a ``.py`` file at the path inductor computes for a graph is imported and run. That
-path depends only on the graph, so a pull request that commits one into a cache folder
-inside the checkout runs its code. Triton (``TRITON_CACHE_DIR``) and JAX's persistent
+graphs and AOTAutograd artefacts in ``TORCHINDUCTOR_CACHE_DIR`` (its precompiled headers in
+``$TMPDIR``), and loads what it finds there: a ``.py`` file at the path inductor computes
+for a graph is imported and run. That path depends only on the graph, so a pull request
+that commits one into a cache folder inside the checkout runs its code. Triton (``TRITON_CACHE_DIR``) and JAX's persistent
 compilation cache (``JAX_COMPILATION_CACHE_DIR``: serialized executables) are the same kind
 of folder. So every framework process gets these variables from here, all under one folder:
 
@@ -43,6 +43,11 @@ FOLDERS = {
     "TORCHINDUCTOR_CACHE_DIR": "torchinductor",  # FX graph, code (.py, .so), AOTAutograd, Dynamo PGO caches
     "TRITON_CACHE_DIR": "triton",  # Triton kernels (inductor's GPU code)
     "JAX_COMPILATION_CACHE_DIR": "jax",  # JAX's persistent cache of XLA executables
+    # the temporary folder: inductor keeps its precompiled C++ headers in
+    # $TMPDIR/torchinductor_<user>/precompiled_headers whatever TORCHINDUCTOR_CACHE_DIR says,
+    # and TensorFlow's autograph writes and imports generated modules there; the shared /tmp
+    # is a folder any local user can fill first
+    "TMPDIR": "tmp",
 }
 # variables that would send compiled artefacts to or from somewhere else: set to these values
 FIXED = {

@@ -475,18 +475,20 @@ def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     which replace the parent's values): a child must import exactly what this process
     imports (adapters registered through entry points, a checkout that is not installed).
     The working folder, which ``python -m`` or ``python -c`` put first on this process's
-    path as ``''``, is kept only when it is where this package is imported from (a checkout
-    run with ``python -m pytest``): any other working folder, a case folder say, never
-    reaches a child's path. A child in another environment (:func:`child_python`) gets this
-    package alone on its path, and its own site-packages for everything else (adapters
-    registered by other packages' entry points are the ones installed there)."""
+    path as ``''``, never reaches a child's path: where this package is imported from there
+    (a checkout run with ``python -m pytest``), the child gets this package alone in its
+    place (:func:`package_only_path`), not the folder, whose other files (a ``numpy.py``, a
+    ``sitecustomize.py``, a case folder's anything) it would import. A child in another
+    environment (:func:`child_python`) gets this package alone on its path, and its own
+    site-packages for everything else (adapters registered by other packages' entry points
+    are the ones installed there)."""
     env = dict(os.environ)
     if child_python() is not None:
         env["PYTHONPATH"] = package_only_path()
     else:
         home = str(Path(__file__).resolve().parent.parent.parent)  # the folder that holds conformance/
-        cwd = os.getcwd()
-        keep = [p or cwd for p in sys.path if p or os.path.realpath(cwd) == os.path.realpath(home)]
+        here = os.path.realpath(os.getcwd()) == os.path.realpath(home)
+        keep = [p or package_only_path() for p in sys.path if p or here]
         env["PYTHONPATH"] = os.pathsep.join(keep)
     env.update(extra or {})
     return env
