@@ -5,9 +5,10 @@ torch inductor keeps generated Python and C++ (and the shared objects built from
 graphs and AOTAutograd artefacts in ``TORCHINDUCTOR_CACHE_DIR`` (its precompiled headers in
 ``$TMPDIR``), and loads what it finds there: a ``.py`` file at the path inductor computes
 for a graph is imported and run. That path depends only on the graph, so a pull request
-that commits one into a cache folder inside the checkout runs its code. Triton (``TRITON_CACHE_DIR``) and JAX's persistent
-compilation cache (``JAX_COMPILATION_CACHE_DIR``: serialized executables) are the same kind
-of folder. So every framework process gets these variables from here, all under one folder:
+that commits one into a cache folder inside the checkout runs its code. Triton
+(``TRITON_CACHE_DIR``) and JAX's persistent compilation cache (``JAX_COMPILATION_CACHE_DIR``:
+serialized executables) are the same kind of folder. So every framework process gets these
+variables from here, all under one folder:
 
 - ``$CONFORMANCE_CACHE_DIR/compilers`` when that is set, else
   ``$XDG_CACHE_HOME/conformance/compilers`` (``~/.cache/conformance/compilers``),
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from conformance.load.cache import CACHE_ENV, DISABLED, CacheRefused, check_directory, git_work_tree
+from conformance.run import childenv
 
 SUBFOLDER = "compilers"
 # variable -> its folder under the compilers' cache; each names a folder whose files the
@@ -82,14 +84,24 @@ class CompilerCaches:
     """The folder of one run's compiler caches, and the environment that points the
     compilers at it. ``private``: a temporary folder of this run, removed by :meth:`close`."""
 
-    def __init__(self, root: Path, private: bool, note: str | None = None) -> None:
+    def __init__(self, root: Path, private: bool, note: str | None = None,
+                 checkouts: Iterable[Path | str] = ()) -> None:
         self.root = root
         self.private = private
         self.note = note  # why the shared folder was not used, for the run's one line
+        self.checkouts = [Path(c) for c in checkouts]  # no variable a framework process gets points there
 
     def environment(self) -> dict[str, str]:
         """The variables a framework process gets (on top of the parent's environment)."""
         return {**{name: str(self.root / sub) for name, sub in FOLDERS.items()}, **FIXED}
+
+    def apply(self, environ: dict[str, str]) -> dict[str, str]:
+        """A framework process's environment made from ``environ``: without the variables
+        that point into a checkout (:mod:`conformance.run.childenv`), with the compilers'
+        caches."""
+        env, _ = childenv.checked(environ, self.checkouts)
+        env.update(self.environment())
+        return env
 
     def close(self) -> None:
         if self.private:
@@ -100,28 +112,30 @@ def open_caches(checkouts: Iterable[Path | str] = (), warn: Callable[[str], None
     """This run's compiler caches: the shared folder, checked (outside ``checkouts`` and
     :func:`own_checkouts`), or a private temporary one, saying why through ``warn``
     (default: a line on stderr)."""
+    checkouts = [*checkouts, *own_checkouts()]
+    childenv.say(childenv.checked(os.environ, checkouts)[1], warn or _stderr_line)
     root = default_root()
     if root is None:
-        return _private(None)
+        return _private(None, checkouts)
     # the folder above is the suite's (``conformance/``) or the one CONFORMANCE_CACHE_DIR names:
     # both must pass the same checks
     try:
-        folder = check_directory(root, [*checkouts, *own_checkouts()], own_parents=1)
+        folder = check_directory(root, checkouts, own_parents=1)
         for sub in FOLDERS.values():
             check_directory(folder / sub, (), 0)
     except CacheRefused as refused:
         note = (f"the compilers' caches are private to this run (they start cold): {refused.path} {refused.reason}; "
                 f"set {CACHE_ENV} to a folder of your own outside the checkout")
         (warn or _stderr_line)(note)
-        return _private(note)
-    return CompilerCaches(folder, private=False)
+        return _private(note, checkouts)
+    return CompilerCaches(folder, private=False, checkouts=checkouts)
 
 
-def _private(note: str | None) -> CompilerCaches:
+def _private(note: str | None, checkouts: list[Path | str]) -> CompilerCaches:
     root = Path(tempfile.mkdtemp(prefix="conformance-compilers-"))  # mode 0700
     for sub in FOLDERS.values():
         (root / sub).mkdir(mode=0o700)
-    return CompilerCaches(root, private=True, note=note)
+    return CompilerCaches(root, private=True, note=note, checkouts=checkouts)
 
 
 def _stderr_line(message: str) -> None:

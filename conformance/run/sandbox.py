@@ -198,8 +198,7 @@ class Sandbox:
         if child is None:
             if self._caches is None:
                 self._caches = open_caches()
-            child = self._children[place] = FrameworkProcess(self.timeout, self.startup_timeout,
-                                                             self._caches.environment())
+            child = self._children[place] = FrameworkProcess(self.timeout, self.startup_timeout, self._caches)
         self._last = child
         try:
             return child.run(case, framework)
@@ -246,10 +245,10 @@ class FrameworkProcess:
     again after it is lost."""
 
     def __init__(self, timeout: float | None = DEFAULT_TIMEOUT_S,
-                 startup_timeout: float = STARTUP_TIMEOUT_S, environment: dict[str, str] | None = None) -> None:
+                 startup_timeout: float = STARTUP_TIMEOUT_S, caches: CompilerCaches | None = None) -> None:
         self.timeout = timeout if timeout and timeout > 0 else None
         self.startup_timeout = startup_timeout
-        self.environment = dict(environment or {})  # set in the child's environment (the compilers' caches)
+        self.caches = caches  # the child's environment: no variable into a checkout, the compilers' caches
         self._folder: str | None = None  # the child's working folder: its own, empty, removed with it
         # framework -> {"version", "devices"}, as the child found them
         self.environments: dict[str, dict[str, Any]] = {}
@@ -282,7 +281,7 @@ class FrameworkProcess:
             self._proc = subprocess.Popen(
                 [*child_command(), str(child.fileno())],
                 pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, stdout=self._log,
-                stderr=self._log, env=child_environment(self.environment), cwd=self._folder, close_fds=True)
+                stderr=self._log, env=child_environment(self.caches), cwd=self._folder, close_fds=True)
         finally:
             child.close()
         self._conn = Connection(parent.detach())
@@ -470,9 +469,10 @@ class FrameworkProcess:
 # --------------------------------------------------------------------------- the child
 
 
-def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The parent's environment, with its import path and ``extra`` (the compilers' caches,
-    which replace the parent's values): a child must import exactly what this process
+def child_environment(caches: CompilerCaches | None = None) -> dict[str, str]:
+    """The parent's environment, with its import path, made a framework process's by
+    ``caches`` (no variable pointing into a checkout; the compilers' caches, which replace
+    the parent's values, :meth:`CompilerCaches.apply`): a child must import exactly what this process
     imports (adapters registered through entry points, a checkout that is not installed).
     The working folder, which ``python -m`` or ``python -c`` put first on this process's
     path as ``''``, never reaches a child's path: where this package is imported from there
@@ -490,8 +490,7 @@ def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
         here = os.path.realpath(os.getcwd()) == os.path.realpath(home)
         keep = [p or package_only_path() for p in sys.path if p or here]
         env["PYTHONPATH"] = os.pathsep.join(keep)
-    env.update(extra or {})
-    return env
+    return caches.apply(env) if caches is not None else env
 
 
 def package_only_path() -> str:

@@ -22,8 +22,9 @@ import pytest
 
 from conformance import registry
 from conformance.load.reader import load_text
+from conformance.run import childenv
 from conformance.run import sandbox as sandbox_module
-from conformance.run.caches import FOLDERS, CompilerCaches
+from conformance.run.caches import FOLDERS, CompilerCaches, open_caches
 from conformance.run.sandbox import Sandbox, child_environment, package_only_path
 
 CASE = """\
@@ -108,6 +109,41 @@ def test_the_users_cache_variables_are_replaced_in_the_child(tmp_path: Path, mon
     for name in FOLDERS:
         monkeypatch.setenv(name, str(tmp_path / "checkout" / ".cache"))
     caches = CompilerCaches(tmp_path / "compilers", private=False)
-    env = child_environment(caches.environment())
+    env = child_environment(caches)
     for name, sub in FOLDERS.items():
         assert env[name] == str(tmp_path / "compilers" / sub)
+
+
+@pytest.mark.parametrize("name", sorted(childenv.PATH_VARIABLES) + ["FLAGS_mkl_dir"])
+def test_a_variable_that_points_into_the_checkout_never_reaches_the_child(name: str, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    checkout = tmp_path / "checkout"
+    (checkout / "cases").mkdir(parents=True)
+    monkeypatch.setenv(name, str(checkout / "cases" / "planted"))
+    caches = open_caches([checkout])
+    try:
+        assert name not in child_environment(caches)
+        assert f"{name}={checkout / 'cases' / 'planted'} is not passed to the framework processes" in \
+            capsys.readouterr().err
+    finally:
+        caches.close()
+
+
+def test_the_same_variable_outside_the_checkout_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LD_LIBRARY_PATH", f"{tmp_path / 'libs'}:relative::")
+    monkeypatch.setenv("MS_COMPILER_CACHE_PATH", str(tmp_path / "ms"))
+    caches = CompilerCaches(tmp_path / "compilers", private=False, checkouts=[tmp_path / "checkout"])
+    env = child_environment(caches)
+    assert env["LD_LIBRARY_PATH"] == f"{tmp_path / 'libs'}:relative::"
+    assert env["MS_COMPILER_CACHE_PATH"] == str(tmp_path / "ms")
+
+
+def test_an_xla_option_that_points_into_the_checkout_is_dropped_and_the_others_kept(tmp_path: Path) -> None:
+    checkout = tmp_path / "checkout"
+    environ = {"TF_XLA_FLAGS": f"--tf_xla_persistent_cache_directory={checkout}/x --tf_xla_auto_jit=2",
+               "XLA_FLAGS": f"--xla_gpu_kernel_cache_file={tmp_path}/k --xla_gpu_ptx_file={checkout}/p.ptx"}
+    env, notes = childenv.checked(environ, [checkout])
+    assert env["TF_XLA_FLAGS"] == "--tf_xla_auto_jit=2"
+    assert env["XLA_FLAGS"] == f"--xla_gpu_kernel_cache_file={tmp_path}/k"
+    assert len(notes) == 2 and all("is not passed to the framework processes" in n for n in notes)
