@@ -259,6 +259,8 @@ class ArrayApiStrictAdapter(ArrayApiStrictProbes, Adapter):
     install_hint = "pip install 'conformance[arrayapi]'"
     title = "array-api-strict"
     report_rank = 70
+    storage_bounds = ("the Array API standard exposes no strides or storage: as_strided, as_strided_, set_, "
+                      "resize_ and resize_as_ are not applicable")
     # array-api-strict defines no exception class of its own: it raises Python's builtins
     # (TypeError, IndexError, ValueError, ...) and lets NumPy's through
     exception_types: frozenset[str] = frozenset()

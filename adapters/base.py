@@ -116,13 +116,20 @@ def allocations_intersect(a: Layout, b: Layout) -> bool:
     return alo < bhi and blo < ahi
 
 
-def passthrough(name: str) -> Operation:
-    """A method operation that calls the framework's method of the same name."""
+def passthrough(name: str, bound: Callable[..., None] | None = None) -> Operation:
+    """A method operation that calls the framework's method of the same name, with the case's
+    arguments as written. ``bound``, given the same arguments first, refuses a call that would
+    address memory outside the storage it addresses (adapters/extent.py); the entry is then
+    marked ``bounds_storage``."""
 
     def call(receiver: Any, *args: Any, **kwargs: Any) -> Any:
+        if bound is not None:
+            bound(receiver, *args, **kwargs)
         return getattr(receiver, name)(*args, **kwargs)
 
     call.__name__ = name
+    if bound is not None:
+        call.bounds_storage = True  # type: ignore[attr-defined]
     return call
 
 
@@ -477,6 +484,11 @@ class Adapter(ArrayProbes):
     # strings this adapter's operations take as arguments, besides dtype and device names
     # (model.DTYPES, model.DEVICE_NAME): the loader refuses any other string in a step
     case_strings: ClassVar[frozenset[str]] = frozenset()
+    # how its table bounds the memory an operation addresses by a case's numbers (sizes,
+    # strides, an offset) or adopts with another tensor's storage (adapters/extent.py,
+    # extent.ADDRESSING): one line, which tests/security/test_storage_bounds.py requires of
+    # every built-in adapter (a compiled mode inherits the framework's, with its table)
+    storage_bounds: ClassVar[str | None] = None
     # the exception classes the framework defines, by qualified name ("module.Class", as the
     # engine records the type of what a step raised): these (written whole or by their class
     # name) and Python's builtin exceptions are the names an expectation's error.<name>.type

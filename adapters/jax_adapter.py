@@ -243,6 +243,8 @@ class JaxAdapter(JaxProbes, Adapter):
     install_hint = "pip install 'conformance[jax]'"
     title = "JAX"
     report_rank = 40
+    storage_bounds = ("JAX arrays have no strides or storage a case can address: as_strided, as_strided_, set_, "
+                      "resize_ and resize_as_ are not applicable")
     exception_types = frozenset({  # every exception class it defines (base.Adapter.exception_types)
         "jax._src.api_util.InternalFloatingPointError", "jax._src.compilation_cache.CacheVerificationError",
         "jax._src.core.ShardingTypeError", "jax._src.dtypes.InvalidInputException",

@@ -36,6 +36,7 @@ from conformance.adapters.base import (
     is_device_name,
     passthrough,
 )
+from conformance.adapters.extent import DTYPE_SIZES, GROWS_STORAGE, check, contiguous_strides, integer
 from conformance.model import DTYPES
 
 # Tensor methods MindSpore 2.10 has under the case's name and meaning, called as written
@@ -57,6 +58,7 @@ INPLACE_STRUCTURAL = (
     "index_add_", "index_copy_", "index_fill_", "index_put_", "scatter_", "scatter_add_", "masked_scatter_",
     "put_", "fill_diagonal_", "bernoulli_", "exponential_", "random_", "set_", "addmm_",
 )
+# (set_ is bounded by the source's storage first: _set_bound)
 
 # in place, elementwise (issue 18, the in-place surface): MindSpore's own methods of the
 # same name, passed through, and torch's documented aliases as MindSpore's method of that
@@ -252,6 +254,9 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
     install_hint = "pip install 'conformance[mindspore]'"
     title = "MindSpore"
     report_rank = 60
+    storage_bounds = ("set_ is checked against the source's storage (untyped_storage().nbytes()) before "
+                      "MindSpore is called, which would grow it; MindSpore tensors have no as_strided, as_strided_, "
+                      "resize_ or resize_as_ (not applicable)")
     # issue 18: the reductions the structural in-place methods take by name (scatter_'s reduce=,
     # scatter_reduce_'s and index_reduce_'s reduce)
     case_strings = frozenset({"sum", "prod", "mean", "amax", "amin", "add", "multiply"})
@@ -446,11 +451,35 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
         ops.update(NUMPY_CONVERSIONS)
         # issue 18, the structural in-place methods (INPLACE_STRUCTURAL) and those it lacks
         ops.update({"method:" + m: passthrough(m) for m in INPLACE_STRUCTURAL})
+        ops["method:set_"] = passthrough("set_", _set_bound)  # bounded by the source's storage (adapters/extent.py)
         for name in ("index_reduce_", "scatter_reduce_", "tril_", "triu_", "cauchy_", "geometric_", "log_normal_",
                      "resize_as_", "cumsum_", "cumprod_", "renorm_", "addbmm_", "baddbmm_", "addmv_", "addr_",
                      "addcdiv_", "addcmul_", "conj_physical_", "put_along_axis_", "reshape_", "flatten_", "cast_"):
             ops["method:" + name] = absent(f"MindSpore tensors have no {name}() method")
         return ops
+
+
+def _set_bound(x: Any, *args: Any, **kwargs: Any) -> None:
+    """The bound of Tensor.set_ (MindSpore 2.10 has torch's signatures), called as written:
+    set_(source, storage_offset, size, stride) starts ``storage_offset`` elements after the
+    source's own storage offset (measured: set_(s[2:], 1, (2,), (1,)) starts at element 3),
+    strides contiguous when None, inside the source's storage; MindSpore grows the
+    storage to fit a view past its end (measured: set_(s, 0, [64], [1]) of 4 floats leaves a
+    256-byte storage), with memory nobody wrote. x's element size is its dtype's (``itemsize``
+    of a dtype view reports the viewed tensor's, measured: 4 for the int8 view of float32)."""
+    ms = _ms()
+    given = dict(zip(("source", "storage_offset", "size", "stride"), args))
+    given.update(kwargs)
+    source, size, stride = given.get("source"), given.get("size"), given.get("stride")
+    if isinstance(x, ms.Tensor) and isinstance(source, ms.Tensor) and size is not None:
+        if stride is None and isinstance(size, (list, tuple)):
+            stride = contiguous_strides(size)
+        offset = integer("set_", given.get("storage_offset", 0), "offset")
+        start = int(source.storage_offset()) + offset
+        itemsize = DTYPE_SIZES[MindsporeProbes().dtype_name(x)]
+        check("set_", size, stride, start, int(source.untyped_storage().nbytes()) // itemsize,
+              GROWS_STORAGE.format(framework="MindSpore"),
+              "" if start == offset else f" (the source's storage offset {start - offset} + {offset})")
 
 
 def _np_view_operations() -> dict[str, Operation]:

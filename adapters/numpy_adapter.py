@@ -17,6 +17,7 @@ from conformance.adapters.base import (
     numpy_style_views,
     split_cuts,
 )
+from conformance.adapters.extent import bounded, check, integers
 
 _NO_AUTOGRAD = "NumPy has no autograd"
 _NO_LAYERS = "NumPy has no neural-network layers (torch.nn.Module / paddle.nn.Layer)"
@@ -105,6 +106,9 @@ class NumpyAdapter(Adapter):
         "numpy.lib._iotools.ConverterError", "numpy.lib._iotools.ConverterLockError", "numpy.linalg.LinAlgError",
     })
     report_rank = 30
+    storage_bounds = ("as_strided is checked against the memory the array's ultimate base owns (byte_bounds) "
+                      "before NumPy is called, which checks nothing; NumPy arrays have no set_, resize_ or "
+                      "resize_as_ method (not applicable)")
     dlpack_export = dlpack_import = True
     # no error_patterns of its own: NumPy's messages are classified the same in every framework's
     # run (base.NUMPY_ERRORS, in COMMON_ERRORS, which every adapter applies)
@@ -223,13 +227,50 @@ def _select(x: Any, dim: int, index: int) -> Any:
     return x[(slice(None),) * (dim % x.ndim) + (index, Ellipsis)]
 
 
+@bounded
 def _as_strided(x: Any, size: Any, stride: Any, storage_offset: Any = None) -> Any:
     """torch's as_strided(size, stride) with strides in elements: NumPy's
-    np.lib.stride_tricks.as_strided takes them in bytes, from the array's first element."""
+    np.lib.stride_tricks.as_strided takes them in bytes, from the array's first element, and
+    checks nothing (measured: as_strided([64], [1]) of two floats reads 62 floats of the heap). The
+    elements it would reach are bounded first by the memory x's ultimate base owns (x may
+    itself be a view into a larger base, from any element of it)."""
     if storage_offset is not None:
         raise NotApplicable("NumPy's as_strided has no storage offset (it starts at the array's first element); "
                             "the counterpart is as_strided of a sliced array")
-    return _np().lib.stride_tricks.as_strided(x, tuple(size), tuple(s * x.itemsize for s in stride))
+    np = _np()
+    itemsize = x.itemsize  # what has none (a list) is refused here, as before
+    # as_strided makes an array of anything else first (np.array(x, copy=None)): a NumPy
+    # scalar (x[0] of a 1-D array) becomes a 0-d array of its own, which bounds the view
+    array = x if isinstance(x, np.ndarray) else np.asarray(x)
+    before, after = _elements_around(array)
+    check("as_strided", size, stride, before, before + after,
+          note=" (where the array starts in its base's memory)" if before else "")
+    size, stride = integers("as_strided", size, "size"), integers("as_strided", stride, "stride")
+    return np.lib.stride_tricks.as_strided(array, tuple(size), tuple(s * itemsize for s in stride))
+
+
+def _elements_around(x: Any) -> tuple[int, int]:
+    """(whole elements of x's dtype before x's first element, and from it on) in the memory
+    of x's ultimate base: the last ndarray of the .base chain, through the DummyArray that
+    np.lib.stride_tricks.as_strided puts between its result and its input; that array's own
+    bytes (np.lib.array_utils.byte_bounds) are memory it owns or was given (a framework's
+    tensor, a DLPack capsule)."""
+    np = _np()
+    # NumPy 2 keeps DummyArray and byte_bounds in these modules; NumPy 1 in stride_tricks and np
+    dummy = getattr(getattr(np.lib, "_stride_tricks_impl", np.lib.stride_tricks), "DummyArray", None)
+    byte_bounds = getattr(np.lib, "array_utils", np).byte_bounds
+    root = x
+    while True:
+        base = root.base
+        if isinstance(base, np.ndarray):
+            root = base
+        elif dummy is not None and type(base) is dummy and isinstance(base.base, np.ndarray):
+            root = base.base
+        else:
+            break
+    low, high = byte_bounds(root)
+    start = x.__array_interface__["data"][0]
+    return (start - low) // x.itemsize, (high - start) // x.itemsize
 
 
 def _conj_transpose(x: Any) -> Any:
@@ -244,7 +285,7 @@ def _tensor_view_operations() -> dict[str, Operation]:
         "method:view_as": lambda x, other: _view(x, *other.shape),
         "method:reshape_as": lambda x, other: x.reshape(other.shape),
         "method:expand_as": lambda x, other: np().broadcast_to(x, other.shape),
-        "method:as_strided": _as_strided,
+        "method:as_strided": _as_strided,  # bounded by its base's memory (adapters/extent.py)
         "method:swapaxes": lambda x, d0, d1: np().swapaxes(x, d0, d1),
         "method:swapdims": lambda x, d0, d1: np().swapaxes(x, d0, d1),
         "method:select": _select,

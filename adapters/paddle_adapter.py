@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from typing import Any
+from typing import Any, Callable
 
 from conformance.adapters.base import (
     NUMPY_CONVERSIONS,
@@ -22,6 +22,16 @@ from conformance.adapters.base import (
     dtype_named,
     is_device_name,
     passthrough,
+)
+from conformance.adapters.extent import (
+    DTYPE_SIZES,
+    READS_OUTSIDE,
+    bounded,
+    check,
+    contiguous_strides,
+    integer,
+    integers,
+    window,
 )
 
 METHODS = (
@@ -70,16 +80,36 @@ INPLACE_ELEMENTWISE_ALIASES = {
 }
 
 
+def _not_simulated() -> bool:
+    return False
+
+
+# Whether Paddle's SOT is simulating the call (paddle.jit.to_static, the paddle_static mode):
+# Paddle's own in_sot_simulation_mode once Paddle is imported. SOT answers a call of that
+# function object with True (paddle/jit/sot/.../variables/callable.py); run natively it returns
+# False. The storage checks are skipped there, called first in their condition: SOT's tensors
+# are symbolic, with no allocation to measure, and the engine runs every case eagerly first, on
+# the same inputs, where each request was checked (an item that asked for memory outside its
+# storage is refused before anything compiles). It is this module's global, called directly:
+# measured on 3.3.1, a first form that reached Paddle's function through module attributes
+# (getattr(paddle.base.dygraph.base, ...)) made SOT stop translating there, and
+# memory.resize_.shrink_keeps_storage and views.view.dtype_larger_offset_not_divisible recorded
+# eager Paddle's outcome in paddle_static (tests/security/test_storage_bounds.py runs them).
+_in_sot_simulation: Callable[[], bool] = _not_simulated
+
+
 @functools.cache
 def _paddle() -> Any:
     # Paddle prints a ccache notice on import and reads flags from the environment; keep
     # the import quiet and deterministic. Cached: every operation in the table calls this.
+    global _in_sot_simulation
     os.environ.setdefault("GLOG_minloglevel", "2")
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import paddle
+    _in_sot_simulation = getattr(paddle.base.dygraph.base, "in_sot_simulation_mode", _not_simulated)
     return paddle
 
 
@@ -103,11 +133,74 @@ def _split(x: Any, size: Any, dim: int = 0) -> list:
     return x.split(sections, axis=dim)
 
 
+@bounded
 def _view(x: Any, *args: Any) -> Any:
-    """view(*shape) or view(dtype): Paddle's Tensor.view takes a shape list or a dtype."""
+    """view(*shape) or view(dtype): Paddle's Tensor.view takes a shape list or a dtype. A dtype
+    view is bounded by the tensor's allocation first (_check_dtype_view)."""
     if len(args) == 1 and isinstance(args[0], str):
-        return x.view(dtype_named(args[0]))
+        name = dtype_named(args[0])
+        if not _in_sot_simulation() and isinstance(x, _paddle().Tensor):
+            _check_dtype_view(x, str(name))
+        return x.view(name)
     return x.view(_shape(args))
+
+
+def _check_dtype_view(x: Any, name: str) -> None:
+    """Paddle 3.3.1's view(dtype) to a smaller dtype scales the tensor's byte offset by the
+    size ratio, as if it counted elements (measured: the int8 view of x[1:] of a 3x6 float32
+    tensor starts at byte 96 of its 96-byte allocation, not 24, and reads past its end; to a
+    larger dtype it divides the offset, which stays inside). Its layout is computed as Paddle
+    makes it (the last dimension and the other strides scaled by the ratio, the offset too) and
+    bounded by the allocation; where Paddle refuses the view itself (a last stride other than
+    1, a 0-d tensor), it is left to refuse."""
+    old, new = int(x.element_size()), DTYPE_SIZES[name]
+    strides = [int(s) for s in x.get_strides()]
+    if new >= old or not strides or strides[-1] != 1:
+        return
+    ratio = old // new
+    offset = int(x._offset())
+    size = [int(d) for d in x.shape]
+    start, storage = window(offset * ratio, int(x._holder_size()), new)
+    check("view", size[:-1] + [size[-1] * ratio], [s * ratio for s in strides[:-1]] + [1], start, storage,
+          note=f" (Paddle views {str(x.dtype).removeprefix('paddle.')} as {name} by scaling the byte offset {offset} "
+               f"by {ratio})")
+
+
+def _holder_elements(x: Any) -> int:
+    """The elements of x's dtype in the allocation its memory is in (Paddle's holder): where
+    as_strided and set_ count their offsets from."""
+    return int(x._holder_size()) // int(x.element_size())
+
+
+# Paddle's as_strided and set_ count offsets from the allocation's start, not the tensor's
+_FROM_ALLOCATION = " (counted from the start of the allocation, as Paddle does)"
+
+
+@bounded
+def _as_strided(x: Any, size: Any, stride: Any, storage_offset: Any = None) -> Any:
+    """torch's as_strided(size, stride, storage_offset) as Paddle's as_strided(shape, stride,
+    offset), whose offset counts bytes where torch's counts elements (its docs give no unit;
+    measured: views.as_strided.offset), from the allocation's start. Paddle checks none of it
+    (measured on 3.3.1: as_strided([10], [1]) of 6 floats reads 4 floats of the heap): the elements
+    it would reach are bounded by the allocation first."""
+    if not _in_sot_simulation() and isinstance(x, _paddle().Tensor):
+        check("as_strided", size, stride, 0 if storage_offset is None else storage_offset, _holder_elements(x),
+              note=_FROM_ALLOCATION)
+    return x.as_strided(list(size), list(stride), 0 if storage_offset is None else storage_offset * x.element_size())
+
+
+@bounded
+def _resize_(x: Any, *s: Any) -> Any:
+    """Paddle's resize_(shape) is set_(x, shape) (python/paddle/tensor/manipulation.py): x keeps
+    its allocation and becomes a contiguous tensor of ``shape`` from its start, so a larger
+    shape reads past the allocation (measured on 3.3.1: resize_([64]) of 6 floats, then numpy()
+    or as_strided, read the heap). Bounded by the allocation first; a shape it holds (a shrink,
+    or a regrowth after one) is Paddle's to make."""
+    if not _in_sot_simulation() and isinstance(x, _paddle().Tensor):
+        shape = integers("resize_", _shape(s), "size")
+        check("resize_", shape, contiguous_strides(shape), 0, _holder_elements(x),
+              f"{READS_OUTSIDE}: Paddle's resize_ keeps the tensor's allocation", _FROM_ALLOCATION)
+    return x.resize_(_shape(s))
 
 
 def _to(x: Any, target: str) -> Any:
@@ -231,6 +324,9 @@ class PaddleAdapter(PaddleProbes, Adapter):
         "paddle.reader.decorator.ComposeNotAligned", "paddle.utils.layers_utils.NotSupportedTensorArgumentError",
     })
     report_rank = 20
+    storage_bounds = ("as_strided, set_, resize_ (set_(x, shape)) and view(dtype) are checked against the "
+                      "allocation (_holder_size()) before Paddle is called, which checks none of them; Paddle has "
+                      "no as_strided_ or resize_as_ (not applicable)")
 
     @classmethod
     def release_requirements(cls, version: str) -> list[str]:
@@ -380,7 +476,7 @@ class PaddleAdapter(PaddleProbes, Adapter):
             "method:backward": lambda x, gradient=None, retain_graph=False: x.backward(gradient, retain_graph),
             "method:relu_": absent("paddle.Tensor has no relu_() method; the counterpart is "
                                    "paddle.nn.functional.relu_(x)"),
-            "method:resize_": lambda x, *s: x.resize_(_shape(s)),
+            "method:resize_": _resize_,  # bounded by the allocation (adapters/extent.py)
             # paddle.Tensor.real / .imag are methods (paddle.real(x)), not properties
             "attr:real": lambda x: x.real(),
             "attr:imag": lambda x: x.imag(),
@@ -478,10 +574,9 @@ def _tensor_view_operations() -> dict[str, Operation]:
         "values", "coalesce")}
     return ops | {
         "method:reshape_as": absent("paddle.Tensor has no reshape_as(); the counterpart is reshape(other.shape)"),
-        # torch's storage_offset counts elements, Paddle's offset bytes (its docs give no unit;
-        # measured: views.as_strided.offset), as set_'s does: the same translation as _set_
-        "method:as_strided": lambda x, size, stride, storage_offset=None: x.as_strided(
-            list(size), list(stride), 0 if storage_offset is None else storage_offset * x.element_size()),
+        # torch's storage_offset counts elements, Paddle's offset bytes, as set_'s does (_set_);
+        # bounded by the allocation (adapters/extent.py)
+        "method:as_strided": _as_strided,
         "method:as_strided_": absent("Paddle has no as_strided_(); the counterpart is as_strided()"),
         "method:swapaxes_": absent("Paddle has no swapaxes_(); the counterpart is transpose_(perm)"),
         "method:swapdims_": absent("Paddle has no swapdims_(); the counterpart is transpose_(perm)"),
@@ -592,8 +687,25 @@ def _np_view_operations() -> dict[str, Operation]:
     }
 
 
+@bounded
 def _set_(x: Any, source: Any = None, storage_offset: int = 0, size: Any = None, stride: Any = None) -> Any:
     """torch's set_(source, storage_offset, size, stride) as Paddle's set_(source, shape, stride,
-    offset), whose offset counts bytes where torch's counts elements."""
+    offset), whose offset counts bytes where torch's counts elements, from the start of the
+    source's allocation (not from the source's own offset: set_(s[2:]) of 6 floats reads the
+    first 4). Paddle checks none of it (measured on 3.3.1: set_(s, [64], [1]) of a 2-float
+    source reads 62 floats of the heap; an int8 source of 4 bytes read as 4 floats reads 12): the
+    view Paddle makes (the source's shape and strides when no size is given, contiguous strides
+    when only a size is) is bounded by the source's allocation first."""
+    if not _in_sot_simulation() and isinstance(x, _paddle().Tensor) and isinstance(source, _paddle().Tensor):
+        shape = list(source.shape) if size is None else size
+        strides = stride
+        if stride is None:  # Paddle's defaults: the source's strides, or contiguous ones of the size
+            strides = [int(s) for s in source.get_strides()] if size is None else contiguous_strides(
+                integers("set_", size, "size"))
+        # the byte offset Paddle is given (the source's elements), strides in x's elements
+        # (measured: an int8 source read as float32 with offset 4 starts at its fifth byte)
+        offset_bytes = integer("set_", storage_offset, "offset") * int(source.element_size())
+        start, storage = window(offset_bytes, int(source._holder_size()), int(x.element_size()))
+        check("set_", shape, strides, start, storage, note=_FROM_ALLOCATION)
     return x.set_(source, None if size is None else list(size), None if stride is None else list(stride),
                   storage_offset * (x if source is None else source).element_size())

@@ -324,6 +324,8 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
     install_hint = "pip install 'conformance[tensorflow]'"
     title = "TensorFlow"
     report_rank = 50
+    storage_bounds = ("TensorFlow tensors have no strides or storage a case can address: as_strided, as_strided_, "
+                      "set_, resize_ and resize_as_ are not applicable")
     # importing Paddle into a process that imported TensorFlow first crashes it (SIGSEGV in
     # paddle's import; measured with tensorflow-cpu 2.21.0 and paddlepaddle 3.3.1), and the
     # other order works: Paddle goes first wherever TensorFlow is imported

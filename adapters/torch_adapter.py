@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import re
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 from conformance.adapters.base import (
     NUMPY_CONVERSIONS,
@@ -22,6 +22,7 @@ from conformance.adapters.base import (
     is_device_name,
     passthrough,
 )
+from conformance.adapters.extent import GROWS_STORAGE, bounded, check, check_growth, contiguous_strides, integer
 from conformance.model import DTYPES
 
 METHODS = (
@@ -219,6 +220,10 @@ class TorchAdapter(TorchProbes, Adapter):
         "torch.utils.checkpoint._StopRecomputationError",
     })
     report_rank = 10
+    storage_bounds = ("as_strided, as_strided_, as_strided_copy and set_ are checked against the storage "
+                      "(untyped_storage().nbytes()) before torch is called, and a resize_as_ that would grow the "
+                      "tensor is refused; resize_ allocates what it grows, which the engine marks as memory nobody "
+                      "wrote")
     # issue 18: the reductions the structural in-place methods take by name (scatter_'s reduce=,
     # scatter_reduce_'s and index_reduce_'s reduce)
     case_strings = frozenset({"sum", "prod", "mean", "amax", "amin", "add", "multiply"})
@@ -400,10 +405,10 @@ class TorchAdapter(TorchProbes, Adapter):
         ops.update({"method:" + m: passthrough(m) for m in (
             "view_as", "reshape_as", "expand_as", "swapaxes", "swapdims", "select", "adjoint", "hsplit",
             "vsplit", "dsplit", "split_with_sizes", "to_sparse", "to_dense", "indices", "values", "coalesce",
-            "swapaxes_", "swapdims_", "narrow_copy", "as_strided", "as_strided_")})
+            "swapaxes_", "swapdims_", "narrow_copy")})
         ops.update({"attr:H": attribute("H"), "attr:mH": attribute("mH")})
         for name in ("transpose_copy", "permute_copy", "diagonal_copy", "expand_copy", "view_copy", "t_copy",
-                     "unsqueeze_copy", "squeeze_copy", "select_copy", "as_strided_copy", "unbind_copy",
+                     "unsqueeze_copy", "squeeze_copy", "select_copy", "unbind_copy",
                      "split_copy", "split_with_sizes_copy", "unfold_copy", "detach_copy", "alias_copy",
                      "view_as_real_copy", "values_copy", "indices_copy"):
             ops["fn:" + name] = _torch_fn(name)
@@ -411,6 +416,7 @@ class TorchAdapter(TorchProbes, Adapter):
         # issue 18, structural in-place methods (INPLACE_STRUCTURAL), and Paddle's own in-place
         # methods that torch has under no name
         ops.update({"method:" + m: passthrough(m) for m in INPLACE_STRUCTURAL})
+        ops.update(_storage_operations())  # bounded by the storage they address (adapters/extent.py)
         ops.update({
             "method:put_along_axis_": absent("torch has no put_along_axis_(); the counterpart is scatter_(dim, "
                                              "index, src) (and scatter_reduce_ for a reduction)"),
@@ -422,6 +428,92 @@ class TorchAdapter(TorchProbes, Adapter):
                                    "x = x.to(dtype), a new tensor"),
         })
         return ops
+
+
+def _traced() -> bool:
+    """Whether torch.compile's Dynamo is tracing the call (the torch_compile and torch_inductor
+    modes): its tensors are then fake, and reading their storage would break the graph,
+    changing what the mode compiles. The storage checks are skipped there: the engine runs
+    every case eagerly first, on the same inputs, where each request was checked (and an item
+    that asked for memory outside its storage refused before anything compiled). Dynamo
+    answers is_compiling() with True while it traces."""
+    return bool(_torch().compiler.is_compiling())
+
+
+def _storage_elements(t: Any) -> int:
+    """The elements of ``t``'s dtype its storage holds, counted from the storage's start (where
+    a storage offset counts from)."""
+    return int(t.untyped_storage().nbytes()) // int(t.element_size())
+
+
+def _strided_bound(name: str) -> Callable[..., None]:
+    """The bound of as_strided / as_strided_ (and torch.as_strided_copy's receiver): the
+    elements ``size`` and ``stride`` reach from ``storage_offset`` (the tensor's own when None)
+    inside the tensor's storage, checked before torch is called. torch checks that too
+    ("setStorage: ... out of bounds for storage of size"); the suite does not leave it to the
+    framework. A call without a size or a stride is torch's to refuse."""
+
+    def bound(x: Any, *args: Any, **kwargs: Any) -> None:
+        given = dict(zip(("size", "stride", "storage_offset"), args))
+        given.update(kwargs)
+        if isinstance(x, _torch().Tensor) and "size" in given and "stride" in given and not _traced():
+            offset = given.get("storage_offset")
+            check(name, given["size"], given["stride"], x.storage_offset() if offset is None else offset,
+                  _storage_elements(x))
+
+    return bound
+
+
+def _as_strided_copy(x: Any, *args: Any, **kwargs: Any) -> Any:
+    """torch.as_strided_copy(x, size, stride, storage_offset), arguments as written, bounded as
+    as_strided is."""
+    _strided_bound("as_strided_copy")(x, *args, **kwargs)
+    return _torch().as_strided_copy(x, *args, **kwargs)
+
+
+def _set_bound(x: Any, *args: Any, **kwargs: Any) -> None:
+    """The bound of Tensor.set_: set_(source, storage_offset, size, stride) makes x a view of
+    ``size`` and ``stride`` (contiguous when not given or empty) starting ``storage_offset``
+    elements of x's dtype after the source's own storage offset (measured on 2.13: set_(s[2:],
+    0, [2]) starts at element 2 of s's storage; an int8 source's offset 4 counts as 4 float32
+    elements of x), inside the source's storage. torch grows a resizable storage to fit a view
+    past its end, with memory nobody wrote. set_() and set_(source) alone (the source's own
+    view) address nothing new."""
+    torch = _torch()
+    given = dict(zip(("source", "storage_offset", "size", "stride"), args))
+    given.update(kwargs)
+    source, size, stride = given.get("source"), given.get("size"), given.get("stride")
+    if isinstance(x, torch.Tensor) and isinstance(source, torch.Tensor) and size is not None and not _traced():
+        if isinstance(size, (list, tuple)) and (stride is None or (isinstance(stride, (list, tuple)) and not stride)):
+            stride = contiguous_strides(size)  # torch's default for an absent or empty stride
+        offset = integer("set_", given.get("storage_offset", 0), "offset")
+        start = int(source.storage_offset()) + offset
+        check("set_", size, stride, start, int(source.untyped_storage().nbytes()) // int(x.element_size()),
+              GROWS_STORAGE.format(framework="torch"),
+              "" if start == offset else f" (the source's storage offset {start - offset} + {offset})")
+
+
+def _resize_as_bound(x: Any, other: Any = None, *args: Any, **kwargs: Any) -> None:
+    """The bound of Tensor.resize_as_(other): refused where it would grow x, whose new elements
+    hold memory nobody wrote (torch grows the storage to fit, as resize_ does), which the engine
+    marks for resize_ (limits.UNINITIALISED_WHEN_GROWN) but not for resize_as_."""
+    torch = _torch()
+    if isinstance(x, torch.Tensor) and isinstance(other, torch.Tensor) and not _traced():
+        check_growth("resize_as_", list(other.shape), x.numel(), "torch")
+
+
+def _storage_operations() -> dict[str, Operation]:
+    """The operations that address memory by a case's numbers or adopt another tensor's
+    storage (extent.ADDRESSING): torch's own, arguments as written, each bounded by the storage
+    it addresses before torch is called. resize_ is torch's own, unbounded: it allocates what
+    it grows, and the engine marks the new elements as memory nobody wrote."""
+    return {
+        "method:as_strided": passthrough("as_strided", _strided_bound("as_strided")),
+        "method:as_strided_": passthrough("as_strided_", _strided_bound("as_strided_")),
+        "fn:as_strided_copy": bounded(_as_strided_copy),
+        "method:set_": passthrough("set_", _set_bound),
+        "method:resize_as_": passthrough("resize_as_", _resize_as_bound),
+    }
 
 
 def _torch_fn(name: str) -> Operation:

@@ -67,7 +67,8 @@ class Bounds:
 
 class Unwritten:
     """Arrays that hold memory nobody wrote: empty(), a resize_() that grew its tensor, and
-    whatever was computed from them or written with them. Their bytes are whatever the
+    whatever was computed from them or written with them, arrays or not (``e.tolist()``,
+    ``e.sum().item()``, a tensor made from such a list). Their bytes are whatever the
     allocator had, so the engine never records them as values (docs/security.md)."""
 
     def __init__(self, adapter: Any, bounds: Bounds) -> None:
@@ -109,7 +110,8 @@ class Unwritten:
         """What is computed from unwritten memory, or written with it, holds it too."""
         if not self.arrays:
             return
-        source = next((self.arrays[id(v)][1] for v in arrays_in(inputs) if id(v) in self.arrays), None)
+        source = next((self.arrays[id(v)][1] for v in (*inputs, *arrays_in(inputs)) if id(v) in self.arrays),
+                      None)
         if source is None:
             return
         for target in (*written, *arrays_in((made,))):
@@ -119,6 +121,12 @@ class Unwritten:
         for array in arrays_in((value,)):
             if self.adapter.is_array(array) and id(array) not in self.arrays:
                 self.arrays[id(array)] = (array, where)
+        # a Python value made from unwritten memory (a list from tolist(), a number from
+        # item()) carries its bytes as well: kept by identity, as the arrays are. (True and
+        # False are shared by every comparison of a case, so a bool is not marked: one bit.)
+        if value is not None and not isinstance(value, bool) and not self.adapter.is_array(value) \
+                and id(value) not in self.arrays:
+            self.arrays[id(value)] = (value, where)
 
 
 def arrays_in(values: tuple) -> list[Any]:
