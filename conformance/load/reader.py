@@ -30,6 +30,9 @@ from conformance.model import Case, Expect
 from conformance.source import CaseFormatError, Location, raise_all, split
 
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
+# characters of a case id: it names the case's page of the site (conformance.site.urls) and
+# its anchors; the corpus's longest is 63
+MAX_ID_LENGTH = 200
 CASE_KEYS = ("id", "title", "tags", "claims", "references", "device", "given", "steps",
              "expect", "frameworks", "documentation")
 REQUIRED_CASE_KEYS = ("id", "title", "steps", "expect")
@@ -301,6 +304,10 @@ class _CaseReader:
 
     def case_id(self, m: YMap) -> str:
         case_id = fields.string(m, "id", "'id'")
+        if len(case_id) > MAX_ID_LENGTH:
+            raise CaseFormatError(m.where("id"), f"id {case_id[:40]!r}... is {len(case_id)} characters long; at most "
+                                  f"{MAX_ID_LENGTH}", "shorten it: an id names the case in reports, links and the "
+                                  "site's file names (family.topic.detail, e.g. views.reshape.contiguous)")
         if not ID_PATTERN.fullmatch(case_id):
             raise CaseFormatError(m.where("id"), f"invalid id {case_id!r}",
                                   "use lowercase dotted words: family.topic.detail, e.g. views.reshape.contiguous")

@@ -77,7 +77,8 @@ def column(name: str, document: dict[str, Any]) -> ReleaseColumn:
     release = document.get("run", {}).get("release")
     if release is not None:
         return ReleaseColumn(release["framework"], release["version"], name, document, release.get("error"))
-    ran = sorted({r["framework"] for r in document["results"] if r.get("outcome") != "skipped"})
+    ran = sorted({r["framework"] for r in document["results"]
+                  if r.get("outcome") != "skipped" and r.get("framework") is not None})
     eager = sorted({fw for fw in ran if not (fw in registry.framework_names() and registry.lineage(fw))})
     if len(eager) != 1:
         raise ChangelogError(f"{name}: not the results of one framework's release (its items ran on "
@@ -136,7 +137,7 @@ def render_markdown(log: Changelog) -> str:
              "Per framework and per step between consecutive releases: every case whose behaviour changed (outcome, "
              "aliasing, identity, error, warning kind, values, gradients), the older release's observation first. "
              "Made by `conformance changelog` from the results of `conformance matrix` (docs/releases.md); corpus "
-             f"revision {', '.join(log.corpus) or 'unknown'}.", ""]
+             f"revision {_md(', '.join(log.corpus) or 'unknown')}.", ""]
     lines += ["| framework | releases | steps with changes | changed items |", "|---|---|---|---|"]
     for fw, cols in log.frameworks.items():
         steps = log.steps[fw]

@@ -160,7 +160,7 @@ def render_text(diff: Diff) -> str:
 
 
 def render_markdown(diff: Diff) -> str:
-    lines = ["# Behaviour changes", "", _versions_line(diff), ""]
+    lines = ["# Behaviour changes", "", _md(_versions_line(diff)), ""]
     if diff.empty:
         lines.append("No changes.")
         return "\n".join(lines) + "\n"

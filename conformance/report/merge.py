@@ -95,8 +95,9 @@ def merge(documents: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         run["corpus_items"] = total = totals.pop()
         if len(records) < total:
             by_framework: dict[str, int] = {}
-            for r in records:
-                by_framework[r["framework"]] = by_framework.get(r["framework"], 0) + 1
+            for r in records:  # a case file that could not be loaded has no framework
+                fw = r["framework"] if r["framework"] is not None else "(no framework)"
+                by_framework[fw] = by_framework.get(fw, 0) + 1
             merged = ", ".join(f"{k} {v}" for k, v in sorted(by_framework.items()))
             run["partial"] = [f"{total - len(records)} of the corpus's {total} items are in none of the merged files "
                               f"(items per framework merged: {merged})"]

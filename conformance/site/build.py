@@ -22,9 +22,9 @@ def load_inputs(results: list[Path], releases: list[Path], allow_partial: bool =
     """The results document to show (several files merged) and the release documents."""
     problems: list[str] = []
     documents = _load_each(results, "give the results file of a run: conformance run writes reports/results.json",
-                           problems)
+                           problems, "conformance run")
     release_docs = _load_each(releases, "--releases takes the files of conformance matrix, releases/*/*.json",
-                              problems)
+                              problems, "conformance matrix")
     if problems:
         raise SiteError("\n".join(problems))
     if len(documents) == 1:
@@ -44,14 +44,15 @@ def load_inputs(results: list[Path], releases: list[Path], allow_partial: bool =
     return document, release_docs
 
 
-def _load_each(paths: list[Path], hint: str, problems: list[str]) -> list[tuple[str, dict[str, Any]]]:
-    """Each file's results document; a file that is not one adds its problem, with ``hint``."""
+def _load_each(paths: list[Path], hint: str, problems: list[str], remake: str) -> list[tuple[str, dict[str, Any]]]:
+    """Each file's results document; a file that is not one adds its problems (one line
+    each), the last with ``hint``."""
     documents = []
     for path in paths:
         try:
-            documents.append((str(path), load_results(path)))
+            documents.append((str(path), load_results(path, remake=remake)))
         except ResultsFileError as exc:
-            problems.append(f"{exc} ({hint})")
+            problems += exc.problems[:-1] + [f"{exc.problems[-1]} ({hint})"]
     return documents
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from conformance.report.outputs import current_umask, file_mode
 
 MARKER = ".conformance-site"
+MAX_SEGMENT_BYTES = 255  # of one file or folder name: the limit of the common file systems
 MARKER_TEXT = "Written by `conformance site`; the next build replaces this folder whole.\n"
 
 
@@ -31,16 +32,34 @@ def check_out_dir(out: Path) -> None:
                               "with --out")
 
 
+def check_names(files: dict[str, str]) -> None:
+    """Every file of the site is a relative path of plain segments, each short enough for
+    any file system: names come from results files (:mod:`conformance.site.urls` maps them),
+    and none may reach outside the site's folder."""
+    for name in files:
+        parts = name.split("/")
+        bad = (not name or name.startswith("/") or "\\" in name or "\0" in name
+               or any(part in ("", ".", "..") for part in parts)
+               or any(len(part.encode("utf-8", "surrogatepass")) > MAX_SEGMENT_BYTES for part in parts))
+        if bad:
+            raise SiteOutputError(f"{name[:120]!r}: not a file name the site can have (a relative path of plain "
+                                  f"names of at most {MAX_SEGMENT_BYTES} bytes); nothing written")
+
+
 def write_site(files: dict[str, str], out: Path) -> None:
     check_out_dir(out)
+    check_names(files)
     parent = out.resolve().parent
     parent.mkdir(parents=True, exist_ok=True)
     mode = file_mode()
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".new", dir=parent))
     old: Path | None = None
     try:
+        root = staging.resolve()
         for name, text in {MARKER: MARKER_TEXT, **files}.items():
             path = staging / name
+            if not path.resolve().is_relative_to(root):  # no name reaches out, even through a link
+                raise SiteOutputError(f"{name[:120]!r}: outside the site's folder; nothing written")
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)

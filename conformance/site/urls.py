@@ -17,16 +17,30 @@ issue keeps working when the site is built again from newer results.
 
 from __future__ import annotations
 
+import hashlib
+
 # characters kept as they are in a file name; anything else is written as ~<hex>~ (results
 # files are data from anywhere: a name must not reach outside its folder or collide)
 _KEPT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+# characters of a file name before its extension: file systems allow 255 bytes, and a case
+# id may be 200 characters long (conformance.load.reader.MAX_ID_LENGTH), which keeps its
+# name; a longer name (a results file from elsewhere) is cut and ends in a digest of it
+MAX_NAME = 200
+DIGEST_CHARS = 16
 
 
 def file_name(text: str) -> str:
     """``text`` as one path segment: safe characters kept, others as ``~<hex>~``; never
-    empty nor starting with a dot."""
-    name = "".join(c if c in _KEPT else f"~{ord(c):x}~" for c in str(text))
-    return name if name and not name.startswith(".") else "_" + name
+    empty nor starting with a dot, never longer than :data:`MAX_NAME` characters (a longer
+    one: its first characters, ``~`` and 16 hex digits of its SHA-256, so that two long
+    names that share a beginning stay apart)."""
+    text = str(text)
+    name = "".join(c if c in _KEPT else f"~{ord(c):x}~" for c in text)
+    name = name if name and not name.startswith(".") else "_" + name
+    if len(name) > MAX_NAME:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:DIGEST_CHARS]
+        name = name[:MAX_NAME - DIGEST_CHARS - 1] + "~" + digest
+    return name
 
 
 def operation_name(key: str) -> str:

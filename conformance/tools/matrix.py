@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,9 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 from conformance import registry
 from conformance.releases import release_key
-from conformance.report.results import load_results, results_document, write_atomically
+from conformance.report.outputs import write_files
+from conformance.report.results import ResultsFileError, load_results, results_document, write_atomically
 from conformance.run.sandbox import CHILD_PYTHON_ENV
 
 # what the sandbox child imports besides the framework and the standard library
@@ -40,8 +44,20 @@ MARKER = "conformance-env.json"  # written last: an environment without it is re
 INSTALL_LOG_LINES = 25  # of a failed install's output, kept in the results file
 
 
+MAX_VERSION_CHARS = 64
+# what a PEP 440 version is written with (epochs, local labels: 1!2.0, 2.13.0+cpu); checked
+# before packaging reads it, which also takes surrounding blanks and a leading "v"
+_VERSION_CHARS = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+!_-]*")
+SPEC_HELP = "write PACKAGE==V1,V2,... with PEP 440 versions, e.g. numpy==1.26.4,2.4.6"
+
+
 class MatrixError(Exception):
-    """A release list the command cannot read."""
+    """A release list the command cannot read, or a place it must not write: one line per
+    problem (:attr:`problems`)."""
+
+    def __init__(self, problems: str | list[str]) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("; ".join(self.problems))
 
 
 @dataclass(frozen=True)
@@ -77,31 +93,117 @@ def packages() -> dict[str, str]:
 
 def parse_releases(specs: list[str]) -> list[Release]:
     """``["numpy==1.26.4,2.0.2", "paddlepaddle==3.0.0"]`` -> releases, in the order given.
-    A framework's registry name is accepted for its distribution (``paddle==3.0.0``)."""
+    A framework's registry name is accepted for its distribution (``paddle==3.0.0``).
+
+    Each spec becomes a requirement handed to pip or uv and each version a file name
+    (``OUT/FRAMEWORK/VERSION.json``), so only a registered framework and PEP 440 versions
+    are taken: never a pip option (``-r``, ``--index-url``), a path, a URL or a direct
+    reference (``@``), an environment marker, nor any blank."""
     known = packages()
     by_name = {fw: dist for dist, fw in known.items()}
     out: list[Release] = []
     problems = []
     for spec in specs:
+        shown = repr(spec[:120])
+        refused = _spec_problem(spec)
+        if refused:
+            problems.append(f"{shown}: {refused}")
+            continue
         package, eq, versions = spec.partition("==")
-        package = package.strip().lower()
-        if not eq or not versions.strip():
-            problems.append(f"{spec!r}: write PACKAGE==V1,V2,... e.g. numpy==1.26.4,2.4.6")
+        package = package.lower()
+        if not eq or not versions:
+            problems.append(f"{shown}: {SPEC_HELP}")
             continue
         if package in by_name:
             package = by_name[package]
         if package not in known:
-            problems.append(f"{spec!r}: {package!r} is no registered framework's package (known: "
-                            f"{', '.join(sorted(known))})")
+            problems.append(f"{shown}: {package[:60]!r} is no registered framework's package (known: "
+                            f"{', '.join(sorted(known))}, or their frameworks' names)")
             continue
-        for version in (v.strip() for v in versions.split(",")):
-            if not version:
-                problems.append(f"{spec!r}: an empty version")
+        for version in versions.split(","):
+            wrong = version_problem(version)
+            if wrong:
+                problems.append(f"{shown}: {wrong}")
                 continue
             out.append(Release(known[package], package, version))
     if problems:
-        raise MatrixError("; ".join(problems))
+        raise MatrixError(problems)
     return out
+
+
+def _spec_problem(spec: str) -> str | None:
+    """Why a whole spec is refused before it is read, or None."""
+    if not spec:
+        return f"an empty release spec; {SPEC_HELP}"
+    if any(c.isspace() for c in spec):
+        return f"holds a blank; {SPEC_HELP} (one argument, no spaces)"
+    if spec.startswith("-"):
+        return f"a pip option is not a release (only a framework and its versions are installed): {SPEC_HELP}"
+    if "://" in spec or "@" in spec:
+        return f"a URL or direct reference (@) is not a release: {SPEC_HELP}"
+    if "/" in spec or "\\" in spec:
+        return f"a path is not a release: {SPEC_HELP}"
+    if ";" in spec:
+        return f"an environment marker (;) is not taken: {SPEC_HELP}"
+    if (any(c in spec for c in "<>~!=") and "==" not in spec) or spec.count("==") > 1 or "===" in spec:
+        return f"only == pins a release (no ranges, no ===): {SPEC_HELP}"
+    return None
+
+
+def version_problem(version: str) -> str | None:
+    """Why ``version`` cannot be a release of the matrix (a requirement pin and a file name),
+    or None: a PEP 440 version of at most 64 characters, written with its own characters."""
+    if not version:
+        return f"an empty version; {SPEC_HELP}"
+    shown = repr(version[:60])
+    if len(version) > MAX_VERSION_CHARS:
+        return f"version {shown}... is {len(version)} characters long; at most {MAX_VERSION_CHARS}"
+    if version in (".", "..") or not _VERSION_CHARS.fullmatch(version):
+        return f"version {shown} is not a PEP 440 version (e.g. 2.4.6, 3.1.0rc1, 2.13.0+cpu): {SPEC_HELP}"
+    try:
+        Version(version)
+    except InvalidVersion:
+        return f"version {shown} is not a PEP 440 version (e.g. 2.4.6, 3.1.0rc1, 2.13.0+cpu): {SPEC_HELP}"
+    return None
+
+
+def inside(base: Path, *parts: str, what: str) -> Path:
+    """``base/parts...``, refused (:class:`MatrixError`) unless it stays inside ``base`` once
+    every link on the way is followed."""
+    path = base.joinpath(*parts)
+    root = base.resolve()
+    if not path.resolve().is_relative_to(root) or path.resolve() == root:
+        raise MatrixError(f"{path}: outside {what} ({base}); nothing is written outside it")
+    return path
+
+
+def results_path(release: Release, out: Path) -> Path:
+    """``OUT/FRAMEWORK/VERSION.json``, inside ``out``."""
+    if version_problem(release.version):
+        raise MatrixError(f"{release.framework} {release.version[:60]!r}: {version_problem(release.version)}")
+    return inside(out, release.framework, f"{release.version}.json", what="--out")
+
+
+def environment_path(release: Release, envs: Path) -> Path:
+    """The release's environment folder, inside ``envs``."""
+    if version_problem(release.version):
+        raise MatrixError(f"{release.framework} {release.version[:60]!r}: {version_problem(release.version)}")
+    name = f"{release.slug}-py{sys.version_info.major}.{sys.version_info.minor}"
+    return inside(envs, name, what="--envs")
+
+
+def check_places(releases: list[Release], out: Path, envs: Path) -> None:
+    """Before anything runs: every release's results file and environment stay inside
+    ``out`` and ``envs`` (a link planted in either could send them elsewhere)."""
+    problems = []
+    for release in releases:
+        for place in (results_path, environment_path):
+            try:
+                place(release, out if place is results_path else envs)
+            except MatrixError as exc:
+                problems += exc.problems
+    if problems:
+        raise MatrixError(problems)
 
 
 # ---- environments
@@ -128,7 +230,7 @@ def environment_python(env: Path) -> Path:
 def ensure_environment(release: Release, envs: Path, installer: str, log: Any) -> tuple[Path, bool]:
     """The release's environment's interpreter, made if it is not there (True: made now).
     Raises RuntimeError with the installer's last lines when it cannot be made."""
-    env = envs / f"{release.slug}-py{sys.version_info.major}.{sys.version_info.minor}"
+    env = environment_path(release, envs)  # removed below when stale: never outside envs
     python = environment_python(env)
     wanted = requirements(release)
     marker = env / MARKER
@@ -158,7 +260,7 @@ def ensure_environment(release: Release, envs: Path, installer: str, log: Any) -
             shutil.rmtree(env, ignore_errors=True)
             raise RuntimeError(f"could not install {' '.join(wanted[:1])} ({'uv' if uv else 'pip'} exit status "
                                f"{done.returncode}): {tail}")
-    marker.write_text(json.dumps({"requirements": wanted, "installer": "uv" if uv else "pip"}) + "\n")
+    write_files({marker: json.dumps({"requirements": wanted, "installer": "uv" if uv else "pip"}) + "\n"})
     return python, True
 
 
@@ -182,7 +284,7 @@ def run_release(release: Release, out: Path, envs: Path, *, installer: str = "au
                 numprocesses: str | None = None, pytest_args: list[str] | None = None,
                 log: Any = sys.stdout) -> ReleaseRun:
     """Make the release's environment, run the corpus on it, and write its results file."""
-    target = out / release.framework / f"{release.version}.json"
+    target = results_path(release, out)
     done = ReleaseRun(release, target)
     began = time.monotonic()
     try:
@@ -211,7 +313,12 @@ def run_release(release: Release, out: Path, envs: Path, *, installer: str = "au
                       + " ".join(finished.stdout.strip().splitlines()[-3:]))
         _write_unrun(release, target, done.error)
         return done
-    data = load_results(target)
+    try:
+        data = load_results(target)
+    except ResultsFileError as exc:  # the run wrote something this tool cannot read
+        done.error = "the run's results file cannot be read: " + "; ".join(exc.problems)[:1500]
+        _write_unrun(release, target, done.error)
+        return done
     installed = data["environment"]["frameworks"].get(release.framework, {}).get("version")
     stamp: dict[str, Any] = {"framework": release.framework, "package": release.package,
                              "version": release.version, "installed": installed}
