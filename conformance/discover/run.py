@@ -32,6 +32,7 @@ from conformance.discover.oracles import ORACLES, Finding, Observed, known, part
 from conformance.discover.programs import TWINS, Program
 from conformance.discover.triage import KNOWN, triaged
 from conformance.load.reader import load_text
+from conformance.report.outputs import write_files
 from conformance.run.sandbox import Sandbox
 from conformance.tools.observe import Observation, expect_lines, observe, split
 
@@ -368,13 +369,14 @@ def _findings_table(result: Discovery, found: list[Found]) -> list[str]:
 
 
 def write(result: Discovery, out: Path) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
+    """``findings.md``, ``findings.json`` and, when something was found, ``findings.yaml``
+    in ``out``, written as one step (conformance.report.outputs: each beside its place first,
+    then renamed over it, so a link at a name is replaced, never written through); a
+    ``findings.yaml`` of an earlier run goes in the same step when this one found nothing."""
     numbered = [(n, found) for n, found in enumerate(result.found, 1) if not found.flaky]
     texts = [finding_case_text(found, n, result.seed) for n, found in numbered]
     cases = "".join(text if i == 0 else text.split("\n", 1)[1] for i, text in enumerate(texts))
-    paths = [out / "findings.md", out / "findings.json"]
-    paths[0].write_text(findings_page(result), encoding="utf-8")
-    paths[1].write_text(json.dumps({
+    files = {out / "findings.md": findings_page(result), out / "findings.json": json.dumps({
         "seed": result.seed, "frameworks": result.frameworks, "programs": result.programs,
         "seconds": round(result.seconds, 3),
         "findings": [{"oracle": f.finding.oracle, "framework": f.finding.framework,
@@ -384,8 +386,7 @@ def write(result: Discovery, out: Path) -> list[Path]:
                      for f in result.found],
         "known": {rule.name: result.triaged[rule.name] for rule in KNOWN if result.triaged[rule.name]},
         "first_bug_seconds": None if result.first_bug is None else round(result.first_bug, 3),
-    }, indent=1) + "\n", encoding="utf-8")
+    }, indent=1) + "\n"}
     if texts:
-        paths.append(out / "findings.yaml")
-        paths[2].write_text(cases, encoding="utf-8")
-    return paths
+        files[out / "findings.yaml"] = cases
+    return write_files(files, remove=[] if texts else [out / "findings.yaml"])

@@ -50,15 +50,18 @@ from conformance.plugin.coverage import (
     run_date,
     suite_commit,
 )
-from conformance.report.outputs import OutputError, acquire, check_file, error_text, lock_path, release
+from conformance.report.journal import Journal, journal_path
+from conformance.report.outputs import OutputError, Staged, acquire, check_file, error_text, lock_path, release
+from conformance.report.outputs import commit as commit_outputs
 from conformance.report.results import (
     ERROR,
     carried,
     record_of,
     results_document,
+    results_text,
     short,
+    stage_texts,
     unrun_record,
-    write_atomically,
 )
 from conformance.run.caches import CompilerCaches, open_caches
 from conformance.run.sandbox import DEFAULT_TIMEOUT_S, Sandbox, child_python
@@ -130,7 +133,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # the sandbox passes its socket to the child by file descriptor: POSIX only
     in_process = config.getoption("in_process") or os.name != "posix"
     if in_process:
-        os.environ.update(caches.environment())  # this process is the framework process
+        os.environ.update(caches.environment())  # this process is the framework process (no protection here)
     config.stash[sandbox_key] = None if in_process else Sandbox(case_timeout(config), caches=caches)
     markers = config.stash[markers_key] = selection.Markers(config)
     markers.register(selection.MARKER, "a conformance case item (every case on every framework)")
@@ -399,7 +402,8 @@ def terminal_safe(report: pytest.TestReport) -> None:
 
 
 class ResultsRecorder:
-    """Collects one record per case item on the controller and writes the file at the end."""
+    """Collects one record per case item on the controller, keeps each in the run's journal
+    as its item finishes (conformance.report.journal), and writes the file at the end."""
 
     def __init__(self, path: Path, partial_path: Path | None = None, frameworks: list[str] | None = None) -> None:
         self.path = path  # where the results of a full run of the corpus go
@@ -413,16 +417,21 @@ class ResultsRecorder:
         self.partial: list[str] = []  # why the run is not a full run of the corpus (plugin.coverage)
         self.target = path  # the file this run writes, once it knows whether it is partial
         self.not_written: str | None = None  # why the file was left as it was
-        self.written_text: str | None = None  # the file's text, once written
+        self.written_text: str | None = None  # the file's text, once written (or staged: defer_commit)
         self.write_error: OSError | None = None  # why writing it failed at the end
         self.say_partial = True  # conformance run says it itself, with where the reports went
+        # conformance run moves the file into place itself, with its reports, as one step
+        # (plugin.handover): the file is only written beside its place (staged) here
+        self.defer_commit = False
+        self.staged: Staged | None = None
+        self.journal: Journal | None = None
         self._sigterm: Any = None
         self._locks: list[Path] = []
 
     def claim_output(self) -> None:
         """Check that the results file (and the one for a partial run) can be written and
         lock them for this run (the controller only), or refuse the run (pytest's usage
-        error, exit status 4)."""
+        error, exit status 4); then start the run's journal beside the file."""
         for path in (self.path, self.partial_path):
             if path is None:
                 continue
@@ -434,8 +443,21 @@ class ResultsRecorder:
                 self.release_output()
                 raise pytest.UsageError(for_terminal(f"conformance: {exc}")) from None
             self._locks.append(lock_path(path))
+        journal = journal_path(self.partial_path or self.path)  # under the lock of the file it is beside
+        try:
+            check_file(journal, f"the journal of the run {journal}")
+        except OutputError as exc:
+            self.release_output()
+            raise pytest.UsageError(for_terminal(f"conformance: {exc}")) from None
+        self.journal = Journal(journal, self.path, self.partial_path, self.frameworks)
+        self.journal.open()
 
     def release_output(self) -> None:
+        if self.journal is not None:
+            self.journal.close()  # kept when it holds records no results file holds
+        if self.staged is not None:  # written and never moved into place
+            self.staged.discard()
+            self.staged = None
         while self._locks:
             release(self._locks.pop())
 
@@ -470,6 +492,8 @@ class ResultsRecorder:
             case_id, framework = split_case_nodeid(report.nodeid)
             record = unrun_record(case_id, framework, ERROR, report_reason(report))
             self.records[report.nodeid] = dict(record, nodeid=report.nodeid)
+        if self.journal is not None and report.nodeid in self.records:  # written again only when it changed
+            self.journal.add(report.nodeid, self.records[report.nodeid], self.cases, self.framework_env)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -491,6 +515,9 @@ class ResultsRecorder:
         return partial_reasons(self.coverage_summary(session), len(self.records), self.frameworks)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        terminal = session.config.pluginmanager.get_plugin("terminalreporter") is not None
+        if not terminal and self.journal is not None and self.journal.notice:
+            print(self.journal.notice, file=sys.stderr)
         if exitstatus in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR):
             self.not_written = "the run did not start"
             return
@@ -498,7 +525,7 @@ class ResultsRecorder:
         if self.partial and self.partial_path is not None:
             self.target = self.partial_path
         if exitstatus == pytest.ExitCode.INTERRUPTED:
-            # a partial file would read as a complete run with fewer cases
+            # a partial file would read as a complete run with fewer cases: the journal keeps them
             self.not_written = f"the run was interrupted after {len(self.records)} items"
             return
         frameworks = {}
@@ -516,23 +543,58 @@ class ResultsRecorder:
             run["partial"] = list(self.partial)
         run.update(corpus_fields(self.coverage_summary(session)))
         run["date"] = run_date()
-        commit = suite_commit(corpus_roots(session.config))
-        if commit is not None:
-            run["commit"] = commit
+        revision = suite_commit(corpus_roots(session.config))
+        if revision is not None:
+            run["commit"] = revision
+        claimed = claims()
         try:
-            self.written_text = write_atomically(self.target, results_document(
-                self.records.values(), self.cases, frameworks, claims(), run))
+            if self.journal is not None:
+                for nodeid, record in self.records.items():  # what changed at the end: a crash it is blamed for
+                    self.journal.add(nodeid, record, self.cases, self.framework_env)
+                self.journal.end(self.target, run, frameworks, claimed)
+            text = results_text(results_document(self.records.values(), self.cases, frameworks, claimed, run))
+            self.staged = stage_texts({self.target: text})
+            self.written_text = text
+            if not self.defer_commit:
+                if self.journal is not None:
+                    self.journal.close()
+                # the file into place and the journal gone, as one step (outputs.commit)
+                commit_outputs(self.staged, remove=[self.journal.path] if self.journal is not None else [])
+                self.staged = None
         except OSError as exc:  # the disk filled during the run, the folder went away, ...
+            self._unstage()
             self.write_error = exc
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
-            if session.config.pluginmanager.get_plugin("terminalreporter") is None:
-                print(self.write_error_line(), file=sys.stderr)
+            if not terminal:
+                for line in (self.write_error_line(), self.journal_line()):
+                    if line:
+                        print(line, file=sys.stderr)
+        except KeyboardInterrupt:  # SIGINT or SIGTERM while the file was being written, or held back until it was
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+            if self.staged is not None and self.staged.committed:
+                self.staged = None  # in place, with the journal gone: the signal waited for that
+            else:
+                self._unstage()
+                self.not_written = "the run was interrupted while its results file was being written"
+
+    def _unstage(self) -> None:
+        if self.staged is not None:
+            self.staged.discard()
+            self.staged = None
+        self.written_text = None
 
     def write_error_line(self) -> str:
         assert self.write_error is not None
         kept = "the previous file is left as it was" if self.target.exists() else "no results file was written"
         return for_terminal(f"conformance: could not write the results file {self.target}: "
                             f"{error_text(self.write_error)}; {kept}", multiline=False)
+
+    def journal_line(self) -> str | None:
+        """Where the records of the items that finished are kept, and how to turn them into
+        results (None: no item finished)."""
+        if self.journal is None:
+            return None
+        return self.journal.kept_line(len(self.records), self.target if self.journal.ended else None)
 
     def partial_line(self) -> str | None:
         """One line saying that the run was partial and where its results went."""
@@ -541,13 +603,20 @@ class ResultsRecorder:
         return for_terminal(f"conformance: not a full run of the corpus ({'; '.join(self.partial)}): results "
                             f"written to {self.target}", multiline=False)
 
-
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.journal is not None and self.journal.notice:
+            terminalreporter.write_line(self.journal.notice, yellow=True)
         if self.write_error is not None:
             terminalreporter.write_line(self.write_error_line(), red=True)
+            line = self.journal_line()
+            if line:
+                terminalreporter.write_line(line, red=True)
         if self.not_written:
             terminalreporter.write_line(for_terminal(f"conformance: {self.not_written}; results file {self.target} "
                                                      "left as it was"), yellow=True)
+            line = self.journal_line()
+            if line and self.say_partial:  # conformance run says it itself
+                terminalreporter.write_line(line, yellow=True)
         line = self.partial_line()
         if line and self.say_partial:
             terminalreporter.write_line(line, yellow=True)

@@ -11,6 +11,7 @@ from typing import Any
 from conformance.report import analysis
 from conformance.report import html as report_html
 from conformance.report import markdown as report_md
+from conformance.report.outputs import read_regular_text
 from conformance.report.results import write_texts_atomically
 
 REPORT_NAMES = ("behaviour.md", "behaviour.html")
@@ -40,10 +41,15 @@ def stale_reports(results: dict[str, Any], out_dir: Path, case_root: Path | None
     """A message per report that differs from what the results render to (empty: up to date)."""
     problems = []
     for path, text in render_all(results, out_dir, case_root).items():
-        if not path.exists():
+        if not os.path.lexists(path):
             problems.append(f"{path}: missing")
             continue
-        current = path.read_text(encoding="utf-8")
+        try:  # never through a link (a committed link would quote its target into the CI log)
+            current = read_regular_text(path)
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(f"{path}: cannot be compared ({exc}); it must be the regular UTF-8 file "
+                            "`conformance report` writes: regenerate it")
+            continue
         if current == text:
             continue
         diff = list(difflib.unified_diff(current.splitlines(), text.splitlines(), f"{path} (committed)",

@@ -9,10 +9,11 @@ by the controller, atomically (temporary file + fsync + rename).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import platform
-import tempfile
+import stat
 from pathlib import Path
 from typing import Any, Iterable, cast
 
@@ -26,7 +27,9 @@ from conformance.outcomes import ERROR as ERROR
 from conformance.outcomes import FAIL, KNOWN_DIVERGENCE, PASS
 from conformance.outcomes import OUTCOMES as OUTCOMES
 from conformance.outcomes import SKIPPED as SKIPPED
-from conformance.report.outputs import file_mode
+from conformance.report import outputs
+from conformance.report.outputs import error_text
+from conformance.report.validate import Problem, Schema, brief, found, json_equal, plain_problems
 from conformance.run.engine import Outcome
 
 RESULTS_FORMAT_VERSION = 2
@@ -206,21 +209,141 @@ def results_document(records: Iterable[dict[str, Any]], cases: dict[str, dict[st
     }
 
 
-def load_results(path: Path) -> dict[str, Any]:
-    """Read a results file, refusing other format versions with a clear message."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ResultsFileError(f"{path}: cannot read results JSON: {exc}") from None
-    if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT_VERSION:
-        found = data.get("format") if isinstance(data, dict) else type(data).__name__
-        raise ResultsFileError(f"{path}: results format {found!r}, this tool reads format "
-                               f"{RESULTS_FORMAT_VERSION}; rerun the suite to regenerate it")
-    return data
+# ---- reading a results file: data from anyone (a pull request can change releases/*/*.json),
+# so it is checked whole (schema, then what the renderers rely on) before any of it is used
+
+MAX_RESULTS_BYTES = 256 * 2**20  # a full run of the corpus writes about 20 MB
+MAX_DEPTH = 64  # arrays and objects inside each other; a results file nests about 40 deep
+MAX_PROBLEMS = 20  # shown per file; the rest are counted
+REMAKE = "conformance run"
 
 
 class ResultsFileError(Exception):
-    pass
+    """A file that is not a results document this tool reads: one message per problem
+    (:attr:`problems`, each naming the file), never a traceback."""
+
+    def __init__(self, problems: str | list[str]) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+@functools.lru_cache(maxsize=1)
+def results_schema() -> Schema:
+    """The shipped results schema, compiled (:mod:`conformance.report.validate`)."""
+    return Schema(json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
+
+
+def load_results(path: Path, *, remake: str = REMAKE) -> dict[str, Any]:
+    """Read a results file and check all of it: its format version, the schema
+    (``conformance/data/results.schema.json``) and what the commands rely on beyond it.
+    Raises :class:`ResultsFileError` with every problem (the first :data:`MAX_PROBLEMS`),
+    each as ``FILE: JSON-PATH: what is there; expected what; how to fix it``. ``remake``:
+    the command that writes such a file (``conformance matrix`` for a release's)."""
+    fix = f"regenerate it with {remake}"
+    text = _read_text(Path(path), remake)
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise ResultsFileError(f"{path}: cannot read results JSON: it nests too deeply to be read (results files "
+                               f"nest at most {MAX_DEPTH} levels); {fix}") from None
+    except ValueError as exc:
+        reason = str(exc)
+        if "integer string conversion" in reason:
+            reason = "a number has more digits than can be read (at most 4,300)"
+        raise ResultsFileError(f"{path}: cannot read results JSON: {reason}; {fix}") from None
+    if not isinstance(data, dict):
+        raise ResultsFileError(f"{path}: (the document): is {found(data)}; expected an object (a results document: "
+                               "format, environment, run, claims, cases, results); " + fix)
+    if "format" not in data:
+        raise ResultsFileError(f"{path}: format: is missing, so this is no results file this tool wrote; expected "
+                               f"{RESULTS_FORMAT_VERSION}; {fix}")
+    if not json_equal(data["format"], RESULTS_FORMAT_VERSION):
+        raise ResultsFileError(f"{path}: results format {brief(data['format'])}, this tool reads format "
+                               f"{RESULTS_FORMAT_VERSION}; rerun the suite to regenerate it ({remake})")
+    shown, total = results_problems(data, MAX_PROBLEMS)
+    if total:
+        lines = [f"{path}: {p.text()}; {fix}" for p in shown]
+        if total > len(shown):
+            lines.append(f"{path}: {total - len(shown)} more problem(s) not shown (the first {len(shown)} are above)")
+        raise ResultsFileError(lines)
+    return data
+
+
+def results_problems(data: Any, limit: int = MAX_PROBLEMS) -> tuple[list[Problem], int]:
+    """The problems of a parsed results document (the first ``limit``) and their number:
+    what no JSON document may hold here (:func:`~conformance.report.validate.plain_problems`),
+    the schema's, then what the commands rely on that the schema cannot say."""
+    shown, total, too_deep = plain_problems(data, MAX_DEPTH, limit)
+    if too_deep:
+        return shown, total  # the schema's walk (recursive) is not taken into what is too deep
+    more, count = results_schema().problems(data, limit)
+    shown, total = shown + more[:max(0, limit - len(shown))], total + count
+    if not total:
+        shown, total = _consistency_problems(data, limit)
+    return shown, total
+
+
+def _consistency_problems(data: dict[str, Any], limit: int) -> tuple[list[Problem], int]:
+    """What the renderers rely on beyond the schema, for a document the schema accepts."""
+    problems: list[Problem] = []
+    for i, record in enumerate(data["results"]):
+        for key, value in record["observed"].items():
+            # a version counter's change is compared as a number (conformance.report.analysis)
+            if key.startswith("version_change.") and not (
+                    value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))):
+                problems.append(Problem(("results", i, "observed", key), f"is {found(value)}",
+                                        "a number or null (a version counter's change)"))
+    return problems[:limit], len(problems)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (the results files write NaN and infinities as \"nan\", \"inf\", \"-inf\")")
+
+
+def _read_text(path: Path, remake: str) -> str:
+    """The file's text: a regular file (not a link, which could make a command read and quote
+    another file; not a FIFO or device, which could block or never end), of at most
+    :data:`MAX_RESULTS_BYTES`, in UTF-8."""
+    try:
+        info = os.lstat(path)
+    except (OSError, ValueError) as exc:
+        raise ResultsFileError(f"{path}: cannot read results JSON: {error_text(exc)}") from None
+    _check_kind(path, info)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+        with os.fdopen(fd, "rb") as fh:
+            _check_kind(path, os.fstat(fh.fileno()))  # what was opened, should it have been replaced
+            raw = fh.read(MAX_RESULTS_BYTES + 1)
+    except OSError as exc:
+        raise ResultsFileError(f"{path}: cannot read results JSON: {error_text(exc)}") from None
+    if len(raw) > MAX_RESULTS_BYTES:
+        raise ResultsFileError(_too_large(path, len(raw)))
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ResultsFileError(f"{path}: cannot read results JSON: not UTF-8 text (byte 0x{raw[exc.start]:02x} at "
+                               f"offset {exc.start}); expected the UTF-8 JSON that {remake} writes; regenerate "
+                               f"it with {remake}") from None
+
+
+def _check_kind(path: Path, info: os.stat_result) -> None:
+    if stat.S_ISLNK(info.st_mode):
+        raise ResultsFileError(f"{path}: is a symbolic link; results files are read only as regular files (a link "
+                               "could make a command read, and quote, any file it can reach): give the file it "
+                               "points to, or a copy of it")
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode) else \
+            "a device or socket"
+        raise ResultsFileError(f"{path}: cannot read results JSON: it is {kind}, not a regular file; give a results "
+                               "file (conformance run writes reports/results.json)")
+    if info.st_size > MAX_RESULTS_BYTES:
+        raise ResultsFileError(_too_large(path, info.st_size))
+
+
+def _too_large(path: Path, size: int) -> str:
+    return (f"{path}: cannot read results JSON: it is {size:,} bytes or more; results files are at most "
+            f"{MAX_RESULTS_BYTES:,} bytes (a full run of the corpus writes about 20 MB)")
 
 
 def results_text(data: dict[str, Any]) -> str:
@@ -242,31 +365,21 @@ def write_text_atomically(path: Path, text: str) -> None:
 
 def write_texts_atomically(texts: dict[Path, str]) -> None:
     """Write every file to a temporary file beside it (fsync'd, mode ``0o666 & ~umask``)
-    first, then move each into place: a write that fails (a full disk) leaves every file
-    as it was and no temporary file behind."""
-    mode = file_mode()
-    written: list[tuple[str, Path]] = []
-    try:
-        for path, text in texts.items():
-            path = Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = _temporary_file(path)
-            written.append((tmp, path))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-                os.fchmod(fh.fileno(), mode)  # mkstemp makes it 0600
-        for tmp, path in written:
-            os.replace(tmp, path)
-    except BaseException:
-        for tmp, _ in written:
-            Path(tmp).unlink(missing_ok=True)
-        raise
+    first, then move them all into place at once (:func:`conformance.report.outputs.commit`:
+    a link at a file's place is replaced, never written through): a write that fails (a full
+    disk) leaves every file as it was and no temporary file behind."""
+    outputs.commit(stage_texts(texts))
+
+
+def stage_texts(texts: dict[Path, str]) -> outputs.Staged:
+    """The files written beside their places, not yet moved into them
+    (:func:`conformance.report.outputs.stage`; :func:`conformance.report.outputs.commit`
+    moves them, with others staged elsewhere, as one step)."""
+    return outputs.stage(texts, temporary=_temporary_file)
 
 
 def _temporary_file(path: Path) -> tuple[int, str]:
-    return tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    return outputs.temporary_file(path)
 
 
 def _jsonable(value: Any) -> Any:

@@ -10,6 +10,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from conformance.report.outputs import write_files
+
 CHROMIUM = os.environ.get("CONFORMANCE_CHROMIUM", "/usr/bin/chromium")
 # Chromium's own background connections would go nowhere on a closed network
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -55,7 +57,8 @@ def _take(browser: Any, pages: dict[str, Path], out: Path) -> list[Path]:
             for name, path in pages.items():
                 page.goto(path.resolve().as_uri())
                 target = out / f"{name}-{width}.png"
-                page.screenshot(path=str(target), full_page=True)
+                # written beside it and renamed into place: a link at its name is replaced, never followed
+                write_files({target: page.screenshot(full_page=True)})
                 written.append(target)
         finally:
             page.close()

@@ -58,39 +58,85 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
 
     from conformance.plugin.handover import RunResults
     from conformance.plugin.progress import ProgressDisplay
+    from conformance.report.outputs import Interrupts, discard_pending, linked_component
 
     # A full run of the corpus writes reports/; any other run (a path subset, --frameworks,
     # -k, -m, --lf, -x stopping early, ...) writes reports/partial/, unless --results or
     # --reports name where to write (README, "Partial runs").
     places = _RunPlaces(args)
     corpus = _case_roots()
-    with contextlib.ExitStack() as held:
-        # the locks make the partial folder; a run that wrote nothing there leaves none
-        held.callback(_remove_empty, [p for p in dict.fromkeys([places.partial_results.parent, places.partial_reports])
-                                      if not os.path.lexists(p)])
-        problem = _claim_outputs(places, held)
-        if problem:
-            _error(f"conformance: {problem}")
+    # a folder written by default, not named on the command line, is never a link: a committed
+    # one would carry the outputs elsewhere (docs/security.md, "Outputs are written whole")
+    defaults = ([places.results.parent, places.partial_results.parent] if not args.results else []) + \
+        ([places.reports, places.partial_reports] if not args.reports else [])
+    for folder in dict.fromkeys(defaults):
+        link = linked_component(folder)
+        if link is not None:
+            _error(f"conformance: cannot write to {folder}: {link} is a symbolic link, and only a folder named on "
+                   "the command line is written through one; remove the link, or name the folders with --results "
+                   "and --reports")
             return 2
-        own = RunResults()
-        plugins: list[object] = [own]
-        argv = _pytest_argv(args, places, corpus, extra)
-        if sys.stdout.isatty() and not args.plain:
-            plugins.append(ProgressDisplay(sys.stdout))
-            argv += ["-p", "no:terminal"]
-        code = pytest.main([*argv, *extra], plugins=plugins)
-        if code == pytest.ExitCode.NO_TESTS_COLLECTED:
-            named = ", ".join(own.args) if own.args else ", ".join(corpus)
-            _error(f"conformance: no case collected from {named}: give case files or folders that hold "
-                   "them (*.yaml with a top-level 'cases:' list)")
-            return int(code)
-        if own.write_error:  # the plugin said why, in one line
-            return int(code)
-        if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            _error(f"conformance: the run did not complete (pytest exit status {int(code)}); "
-                   f"the reports in {places.reports} were not updated")
-            return int(code)
-        return _render_own(own, places, int(code))
+    own = RunResults()
+    status = 0
+
+    def stopped(interrupts: Interrupts) -> str:
+        if own.committed:
+            return for_terminal(f"conformance: stopped by {interrupts.name} after writing "
+                                f"{', '.join(map(str, own.written))}", multiline=False)
+        kept = own.journal_text()
+        return for_terminal(f"conformance: stopped by {interrupts.name}; no results file or report was replaced"
+                            + (f"; {kept}" if kept else ""), multiline=False)
+
+    # SIGINT and SIGTERM alike end the command with one line and status 130, whenever they
+    # come: the results file and the reports move into place together, with both held back
+    # (outputs.commit), so the outputs are all the previous ones or all the new ones
+    with Interrupts(stopped) as interrupts:
+        with contextlib.ExitStack() as held:
+            try:
+                # the locks make the partial folder; a run that wrote nothing there leaves none
+                held.callback(_remove_empty, [p for p in dict.fromkeys([places.partial_results.parent,
+                                                                        places.partial_reports])
+                                              if not os.path.lexists(p)])
+                problem = _claim_outputs(places, held)
+                # what was written beside its place and never moved there goes before the locks do
+                held.callback(discard_pending)
+                held.callback(own.discard)
+                if problem:
+                    _error(f"conformance: {problem}")
+                    status = 2
+                else:
+                    plugins: list[object] = [own]
+                    argv = _pytest_argv(args, places, corpus, extra)
+                    if sys.stdout.isatty() and not args.plain:
+                        plugins.append(ProgressDisplay(sys.stdout))
+                        argv += ["-p", "no:terminal"]
+                    code = pytest.main([*argv, *extra], plugins=plugins)
+                    if interrupts.received is not None:
+                        raise KeyboardInterrupt  # pytest ended the run early; said below
+                    if code == pytest.ExitCode.NO_TESTS_COLLECTED:
+                        named = ", ".join(own.args) if own.args else ", ".join(corpus)
+                        _error(f"conformance: no case collected from {named}: give case files or folders that hold "
+                               "them (*.yaml with a top-level 'cases:' list)")
+                        status = int(code)
+                    elif own.write_error:  # the plugin said why, and where the records are
+                        status = int(code)
+                    elif code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+                        _error(f"conformance: the run did not complete (pytest exit status {int(code)}); "
+                               f"the reports in {places.reports} were not updated")
+                        status = int(code)
+                    else:
+                        status = _render_own(own, places, int(code))
+            except KeyboardInterrupt:
+                interrupts.hold()
+                own.discard()
+                discard_pending()
+                status = 130
+            finally:
+                interrupts.hold()  # from here a signal is only noted: what is left is letting go of the locks
+        if interrupts.received is not None:
+            status = 130
+            print(stopped(interrupts), file=sys.stderr)
+    return status
 
 
 class _RunPlaces:
@@ -181,21 +227,30 @@ def _configuration_argv(corpus: list[str], extra: list[str]) -> list[str]:
 
 def _render_own(own: RunResults, places: _RunPlaces, code: int) -> int:
     """The reports of this run's own results, as its plugin wrote them (never whatever the
-    file holds by now), and the summary."""
+    file holds by now), and the summary. The results file (written beside its place by the
+    plugin) and both reports move into place as one step, and the run's journal goes."""
     import pytest
 
-    from conformance.report.outputs import error_text
+    from conformance.report.outputs import commit, error_text
+    from conformance.report.pages import render_all
+    from conformance.report.results import stage_texts
 
-    if own.text is None:
+    if own.text is None or own.staged is None:
         _error(f"conformance: no results written to {places.results}")
         return 1
     out_dir = places.partial_reports if own.partial else places.reports
     data = json.loads(own.text)
     try:
-        written = _write_reports(data, out_dir)
+        reports = stage_texts(render_all(data, out_dir))
+        written = reports.paths
+        own.written = [p for p in (own.path, *written) if p is not None]
+        commit(own.staged, reports, remove=own.journal_files())
     except OSError as exc:
-        _error(f"conformance: wrote {own.path}, but could not write the reports in {out_dir}: "
-               f"{error_text(exc)}; the previous reports are left as they were")
+        _error(f"conformance: could not write {own.path} and the reports in {out_dir}: {error_text(exc)}; nothing "
+               "was replaced: the previous files are left as they were")
+        kept = own.journal_text()
+        if kept:
+            _error(f"conformance: {kept}")
         return int(pytest.ExitCode.INTERNAL_ERROR)  # not to be taken for failing cases
     print(for_terminal(_summary(data)))
     if own.partial:
@@ -251,7 +306,8 @@ def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
     try:
         data = load_results(Path(args.results))
     except ResultsFileError as exc:
-        _error(f"conformance report: {exc}")
+        for line in exc.problems:  # one per problem, each naming the file and where in it
+            _error(f"conformance report: {line}")
         return 2
     partial = (data.get("run") or {}).get("partial") or []
     if args.out is not None:
@@ -292,11 +348,17 @@ def cmd_diff(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance.report.diff import compare, render_markdown, render_text
     from conformance.report.results import ResultsFileError, load_results
 
-    try:
-        old, new = load_results(Path(args.old)), load_results(Path(args.new))
-    except ResultsFileError as exc:
-        _error(f"conformance diff: {exc}")
+    loaded, problems = [], []
+    for name in (args.old, args.new):  # the problems of both files at once
+        try:
+            loaded.append(load_results(Path(name)))
+        except ResultsFileError as exc:
+            problems += exc.problems
+    if problems:
+        for line in problems:
+            _error(f"conformance diff: {line}")
         return 2
+    old, new = loaded
     diff = compare(old, new)
     # Markdown is escaped as it is made; either way it is printed, maybe into a CI log
     sys.stdout.write(for_terminal(render_markdown(diff) if args.format == "md" else render_text(diff)))
@@ -314,7 +376,7 @@ def cmd_merge(args: argparse.Namespace, extra: list[str]) -> int:
         try:
             documents.append((name, load_results(Path(name))))
         except ResultsFileError as exc:
-            problems.append(str(exc))
+            problems += exc.problems
     try:
         if problems:
             raise MergeError(problems)
@@ -337,17 +399,23 @@ def cmd_merge(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def cmd_matrix(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance.report.outputs import error_text
     from conformance.tools import matrix
 
+    out, envs = Path(args.out), Path(args.envs)
     try:
         releases = matrix.parse_releases(args.releases)
+        matrix.check_places(releases, out, envs)  # every file and environment inside --out and --envs
+        envs.mkdir(parents=True, exist_ok=True)
+        runs = matrix.run_matrix(releases, out, envs, jobs=args.jobs, installer=args.installer, modes=args.modes,
+                                 numprocesses=args.numprocesses, pytest_args=list(extra))
     except matrix.MatrixError as exc:
-        _error(f"conformance matrix: {exc}")
+        for line in exc.problems:
+            _error(f"conformance matrix: {line}")
         return 2
-    out, envs = Path(args.out), Path(args.envs)
-    envs.mkdir(parents=True, exist_ok=True)
-    runs = matrix.run_matrix(releases, out, envs, jobs=args.jobs, installer=args.installer, modes=args.modes,
-                             numprocesses=args.numprocesses, pytest_args=list(extra))
+    except OSError as exc:
+        _error(f"conformance matrix: cannot use {envs} or {out}: {error_text(exc)}")
+        return 2
     failed = 0
     for done in matrix.sorted_releases(runs):
         r = done.release
@@ -369,16 +437,32 @@ def cmd_changelog(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance.report.outputs import OutputError, check_folder, error_text
     from conformance.report.results import ResultsFileError, load_results, write_texts_atomically
 
-    try:
-        documents = [(name, load_results(Path(name))) for name in args.results]
-        log = build(documents)
-    except (ResultsFileError, ChangelogError) as exc:
-        _error(f"conformance changelog: {exc}")
+    documents, problems = [], []
+    for name in args.results:  # the problems of every file at once
+        try:
+            documents.append((name, load_results(Path(name), remake="conformance matrix")))
+        except ResultsFileError as exc:
+            problems += exc.problems
+    log = None
+    if not problems:
+        try:
+            log = build(documents)
+        except ChangelogError as exc:
+            problems.append(str(exc))
+    if log is None:
+        for line in problems:
+            _error(f"conformance changelog: {line}")
         return 2
     out = Path(args.out)
     texts = {out / NAMES[0]: render_markdown(log), out / NAMES[1]: render_html(log)}
     if args.check:
-        stale = [str(p) for p, text in texts.items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
+        def same(path: Path, text: str) -> bool:  # a committed file that is not UTF-8 is stale, not a crash
+            try:
+                return path.is_file() and path.read_text(encoding="utf-8") == text
+            except (OSError, UnicodeDecodeError):
+                return False
+
+        stale = [str(p) for p, text in texts.items() if not same(p, text)]
         for name in stale:
             _error(f"conformance changelog: {name} is not what these results render; regenerate with "
                    f"`conformance changelog {' '.join(args.results)} --out {out}` and commit it")
@@ -407,12 +491,27 @@ def cmd_discover(args: argparse.Namespace, extra: list[str]) -> int:
               "pip install 'conformance[discover]'", file=sys.stderr)
         return 2
     from conformance.discover.run import GeneratorError, discover, write
+    from conformance.report.outputs import OutputError, check_folder, error_text, linked_component
     from conformance.run.sandbox import Sandbox
 
     if args.seconds is None and args.programs is None:
         print("conformance discover: give a budget: --seconds N or --programs N", file=sys.stderr)
         return 2
     names = _framework_list(args.frameworks)
+    out = Path(args.out)
+    what = f"the findings in {out}"
+    # before the budget is spent: a folder the findings cannot go to; the default folder (as
+    # conformance run's) is never a link, which a checkout could have committed there
+    link = linked_component(out) if args.out == "discovered" else None
+    try:
+        if link is not None:
+            raise OutputError(f"cannot write {what}: {link} is a symbolic link, and only a folder named on the "
+                              "command line is written through one; remove the link, or name the folder it points "
+                              "to with --out")
+        check_folder(out, what)
+    except OutputError as exc:
+        _error(f"conformance discover: {exc}")
+        return 2
     sandbox = Sandbox(args.case_timeout)
     try:
         result = discover(names, seconds=args.seconds, max_programs=args.programs, seed=args.seed, sandbox=sandbox)
@@ -421,7 +520,12 @@ def cmd_discover(args: argparse.Namespace, extra: list[str]) -> int:
         return 1
     finally:
         sandbox.close()
-    paths = write(result, Path(args.out))
+    try:
+        paths = write(result, out)
+    except OSError as exc:
+        _error(f"conformance discover: could not write {what}: {error_text(exc)}; the previous findings are left "
+               "as they were")
+        return 3
     rate = result.programs / result.seconds if result.seconds else 0.0
     confirmed = [found for found in result.found if not found.flaky]
     known = sum(result.triaged.values())

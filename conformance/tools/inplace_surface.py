@@ -31,6 +31,8 @@ from typing import Any
 
 import yaml
 
+from conformance.report.outputs import write_files
+
 FRAMEWORKS = {  # framework -> (module, the tensor type's qualified name, distribution)
     "torch": ("torch", "torch.Tensor", "torch"),
     "paddle": ("paddle", "paddle.Tensor", "paddlepaddle"),
@@ -45,6 +47,7 @@ MARK = "@@inplace-surface@@"
 # run in the framework's own process: print the version and the public in-place methods
 _INTROSPECT = r"""
 import json, os, sys, warnings
+from conformance.report.outputs import write_files
 os.environ.setdefault("GLOG_minloglevel", "2")
 warnings.simplefilter("ignore")
 module = __import__(sys.argv[1])
@@ -205,13 +208,13 @@ def main(argv: list[str] | None = None) -> int:
     found_torch = found["torch"]
     if found_torch:
         torch_doc = build("torch", found_torch, torch_doc, names, None)
-        path["torch"].write_text(dump(torch_doc, COMMENT.format(qualified="torch.Tensor")), encoding="utf-8")
+        write_files({path["torch"]: dump(torch_doc, COMMENT.format(qualified="torch.Tensor"))})
     torch_entries = (torch_doc or {}).get("operations") or []
     for fw in OTHERS:
         found_fw = found[fw]
         if found_fw:
             doc = build(fw, found_fw, load(path[fw]), names, torch_entries)
-            path[fw].write_text(dump(doc, COMMENT.format(qualified=FRAMEWORKS[fw][1])), encoding="utf-8")
+            write_files({path[fw]: dump(doc, COMMENT.format(qualified=FRAMEWORKS[fw][1]))})
     for line in review(torch_entries, names):
         print("review:", line, file=sys.stderr)
     for fw, f in found.items():

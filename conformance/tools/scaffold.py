@@ -8,6 +8,8 @@ import os
 import re
 from pathlib import Path
 
+from conformance.report.outputs import write_new_file
+
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*/[a-z][a-z0-9_]*$")
 SCHEMA = Path(__file__).resolve().parent.parent / "data" / "case.schema.json"
 
@@ -46,5 +48,9 @@ def scaffold(spec: str, root: Path) -> Path:
     schema = Path(os.path.relpath(SCHEMA.resolve(), path.parent.resolve())).as_posix() if SCHEMA.exists() \
         else "../../conformance/data/case.schema.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(TEMPLATE.format(schema=schema, family=family, name=name), encoding="utf-8")
+    try:  # never over anything at its name, a dangling link included (exists() says no to one)
+        write_new_file(path, TEMPLATE.format(schema=schema, family=family, name=name))
+    except FileExistsError:
+        raise ScaffoldError(f"{path} already exists (or a link is at its name): add the case to it, or choose "
+                            "another name") from None
     return path

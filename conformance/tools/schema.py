@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from conformance import kinds
+from conformance.report.outputs import write_files
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "data" / "case.schema.json"
 WIDTH = 120  # a value is written on one line when it fits
@@ -171,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{SCHEMA_FILE.name}: " + (f"out of date: {', '.join(names)}" if names else "up to date"))
         return 1 if names else 0
     if names:
-        SCHEMA_FILE.write_text(updated(text), encoding="utf-8")
+        write_files({SCHEMA_FILE: updated(text)})
     print(f"{SCHEMA_FILE.name}: " + (f"rewrote {', '.join(names)}" if names else "up to date"))
     return 0
 
