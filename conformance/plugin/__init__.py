@@ -68,6 +68,7 @@ from conformance.run.sandbox import DEFAULT_TIMEOUT_S, Sandbox, child_python
 
 results_key = pytest.StashKey["ResultsRecorder"]()
 caches_key = pytest.StashKey[CompilerCaches]()
+environ_key = pytest.StashKey[dict[str, "str | None"]]()  # an in-process run's variables before it set them
 coverage_key = pytest.StashKey[Coverage]()
 gc_key = pytest.StashKey[bool]()  # collection paused the GC; whether it was enabled before
 unclaimed_key = pytest.StashKey[list[str]]()  # why nothing was collected from a named folder
@@ -132,8 +133,8 @@ def pytest_configure(config: pytest.Config) -> None:
     caches = config.stash[caches_key] = open_caches(checkouts(config), config_warning(config))
     # the sandbox passes its socket to the child by file descriptor: POSIX only
     in_process = config.getoption("in_process") or os.name != "posix"
-    if in_process:
-        os.environ.update(caches.environment())  # this process is the framework process (no protection here)
+    if in_process:  # this process is the framework process: its environment, until the run ends
+        config.stash[environ_key] = in_process_environment(caches)
     config.stash[sandbox_key] = None if in_process else Sandbox(case_timeout(config), caches=caches)
     markers = config.stash[markers_key] = selection.Markers(config)
     markers.register(selection.MARKER, "a conformance case item (every case on every framework)")
@@ -155,6 +156,17 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[results_key] = recorder
         config.pluginmanager.register(recorder, "conformance-results")
         recorder.interrupt_on_sigterm()
+
+
+def in_process_environment(caches: CompilerCaches) -> dict[str, str | None]:
+    """Point this process's compilers at the run's caches (an --in-process run is its own
+    framework process), and return what to restore at the end of the run. Not TMPDIR: this
+    process's own temporary files (pytest's, a browser's) stay where they were, and Python
+    keeps the first temporary folder it found for the rest of the process."""
+    wanted = {k: v for k, v in caches.environment().items() if k != "TMPDIR"}
+    saved = {name: os.environ.get(name) for name in wanted}
+    os.environ.update(wanted)
+    return saved
 
 
 def families(roots: list[Path]) -> list[str]:
@@ -188,6 +200,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     sandbox = config.stash.get(sandbox_key, None)
     if sandbox is not None:
         sandbox.close()
+    saved = config.stash.get(environ_key, None)
+    if saved is not None:
+        del config.stash[environ_key]
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     caches = config.stash.get(caches_key, None)
     if caches is not None:
         del config.stash[caches_key]

@@ -147,3 +147,19 @@ def test_an_xla_option_that_points_into_the_checkout_is_dropped_and_the_others_k
     assert env["TF_XLA_FLAGS"] == "--tf_xla_auto_jit=2"
     assert env["XLA_FLAGS"] == f"--xla_gpu_kernel_cache_file={tmp_path}/k"
     assert len(notes) == 2 and all("is not passed to the framework processes" in n for n in notes)
+
+
+def test_an_in_process_run_restores_the_variables_it_set(pytester: pytest.Pytester,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """--in-process: this process is the framework process for the run, and gets the
+    compilers' variables for it, but not TMPDIR (Python keeps the first temporary folder it
+    finds), and they are restored when the run ends (the private folder is gone by then)."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/the/users/own")
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    before_tmp = os.environ.get("TMPDIR")
+    pytester.makefile(".yaml", case=CASE)
+    result = pytester.runpytest("--frameworks", "numpy", "--in-process", "case.yaml", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == "/the/users/own"
+    assert "TRITON_CACHE_DIR" not in os.environ
+    assert os.environ.get("TMPDIR") == before_tmp
