@@ -31,7 +31,7 @@ def record(case_id: str, framework: str, outcome: str = "pass", *, pairs: dict[t
             obs[f"{rel}.{p['a']}.{p['b']}"] = value
     err = None if error is None else {"at": error[0], "kind": error[1], "type": error[2], "message": "boom"}
     return {"nodeid": f"cases/x.yaml::{case_id}[{framework}]", "case": case_id, "framework": framework,
-            "outcome": outcome, "reason": reason if outcome != "pass" else "",
+            "outcome": outcome, "reason": (reason or f"the {outcome} of this record") if outcome != "pass" else "",
             "behaviour": {"pairs": pair_list, "error": err, "warnings": []}, "observed": obs, "unobservable": [],
             "mismatches": [], "steps": [], "duration_s": 0.001}
 

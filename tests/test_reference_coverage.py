@@ -272,4 +272,4 @@ def test_the_command_counts_only_what_a_results_file_ran(tmp_path: Path, capsys:
     assert "| `permute` | `method:permute` | **not covered**: no case applies |" in capsys.readouterr().out
     results.write_text("{}")
     assert main(["coverage", "--lists", str(lists), "--results", str(results), axes]) == 2
-    assert "results format None" in capsys.readouterr().err
+    assert "format: is missing, so this is no results file this tool wrote" in capsys.readouterr().err
