@@ -459,9 +459,11 @@ class Adapter(ArrayProbes):
     # True: its items run in a sandbox child of their own, not the one the frameworks share:
     # it cannot be imported into a process in every order (conformance.run.sandbox)
     own_process: ClassVar[bool] = False
-    # True: each of its items runs in a fresh sandbox child (the first item its process runs):
-    # a framework that keeps process-wide state no call can clear, which changes what an item
-    # does depending on the items before it (conformance.run.sandbox)
+    # True: each of its items runs in a process of its own, forked from a sandbox child that
+    # has imported the framework, set this adapter up and run warm(), and nothing else (a fork
+    # server: every item starts from that state, without the import's cost): a framework that
+    # keeps process-wide state no call can clear, which changes what an item does depending
+    # on the items before it (conformance.run.sandbox)
     process_per_item: ClassVar[bool] = False
     # frameworks imported (where installed) before this one, in one process: another
     # framework that crashes a process importing it after this one (TensorFlow: Paddle);
@@ -527,6 +529,12 @@ class Adapter(ArrayProbes):
         if importlib.util.find_spec(self.module) is None:
             return f"{self.name} is not installed ({self.install_hint})"
         return None
+
+    def warm(self) -> None:
+        """Bring a fork server (:attr:`process_per_item`) to the state every item's process
+        starts from, after :meth:`setup`: the work every item would otherwise repeat first
+        (a compiler's lazy imports and first compile), leaving nothing an item could observe.
+        Nothing by default."""
 
     def setup(self) -> None:
         """Import the framework (once), after its :attr:`imports_first`."""

@@ -136,8 +136,9 @@ class PaddleStaticAdapter(PaddleAdapter):
     # item after item (caches cleared or not), and in the child the frameworks share, eager
     # torch_compile items later failed to allocate (std::bad_alloc) in a whole run
     own_process = True
-    # and each item in a fresh one: Paddle's frame evaluator keeps per code object whether to
-    # translate it, for the whole process, with no call that clears it (docs/compiled-paddle.md)
+    # and each item in a process of its own, forked from one that imported Paddle: Paddle's
+    # frame evaluator keeps per code object whether to translate it, for the whole process,
+    # with no call that clears it (docs/compiled-paddle.md)
     process_per_item = True
     backend: str | None = None
     full_graph = False
@@ -184,6 +185,24 @@ class PaddleStaticAdapter(PaddleAdapter):
     def load(self) -> None:
         super().load()
         import paddle.jit.sot.utils.exceptions  # noqa: F401
+
+    def warm(self) -> None:
+        """SOT's lazy imports, its first translation and the first static program's kernels,
+        done once in the fork server instead of in every item's process (about half of an
+        item's cost): a function of its own (not the code objects of conformance.run.compiled,
+        which every case's function runs, whose per-code state SOT keeps), then every cache
+        cleared, as before each compile."""
+        paddle = _paddle()
+        _frozen_dataclasses_in_sot()
+        from paddle.jit.sot.utils.envs import min_graph_size_guard
+
+        def warm_up(a: Any) -> Any:
+            return a * 2.0 + 1.0
+
+        with min_graph_size_guard(self.min_graph_size):
+            paddle.jit.to_static(warm_up, full_graph=self.full_graph, backend=self.backend)(
+                paddle.to_tensor([1.0, 2.0]))
+        reset_compile_state()
 
     def error_message(self, exc: BaseException) -> str:
         """SOT's own errors (InnerError: "In simulate execution:" and the translated code's

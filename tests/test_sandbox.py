@@ -109,6 +109,40 @@ def test_crashes_and_a_hang_cost_one_item_each(project: tuple[Path, dict[str, st
     assert data["environment"]["frameworks"]["faulty"]["devices"] == ["cpu"]
 
 
+def test_a_fork_server_runs_each_item_in_a_process_of_its_own(tmp_path: Path) -> None:
+    """process_per_item: each item runs in a process forked from one that imported the
+    framework and ran warm() once; a crash or a hang costs that item only, a poisoned
+    process is never reused (the next item passes with no crash to explain), and warm() runs
+    once per fork server (again only after a hang killed it)."""
+    site = tmp_path / "site"
+    register(site, "probe-adapters", {"faulty_forked": "probe_adapters.faulty:ForkedFaultyAdapter"})
+    faults = ["segfault", "abort", "exit", "hang", "poison"]
+    (tmp_path / "faults.yaml").write_text("cases:\n" + "".join(
+        [OK_CASE.format(name="first")] + [FAULT_CASE.format(name=f) + OK_CASE.format(name=f"after_{f}")
+                                          for f in faults]))
+    env = dict(subprocess_env(site, TESTS), FAULTY_WARM_FILE=str(tmp_path / "warm.txt"),
+               FAULTY_PID_FILE=str(tmp_path / "hang.pid"))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "faults.yaml", "--frameworks",
+                           "faulty_forked", "--conformance-results", "r.json", "--case-timeout", "3"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    output = proc.stdout + proc.stderr
+    by_case = {r["case"]: r for r in json.loads((tmp_path / "r.json").read_text())["results"]}
+    for fault, reason in {"segfault": "crashed with signal SIGSEGV", "abort": "crashed with signal SIGABRT",
+                          "exit": "crashed with exit status 3", "hang": "timed out after 3 s"}.items():
+        assert by_case[f"sandbox.{fault}"]["outcome"] == "error", by_case[f"sandbox.{fault}"]
+        assert reason in by_case[f"sandbox.{fault}"]["reason"], by_case[f"sandbox.{fault}"]
+        assert by_case[f"sandbox.after_{fault}"]["outcome"] == "pass", output
+    assert "in a process of its own, forked for this item" in by_case["sandbox.segfault"]["reason"]
+    assert "Fatal Python error: Segmentation fault" in output and "in _segfault" in output, output
+    assert "in _hang" in output, output  # the stack of the item's own process, asked for before the kill
+    # poison passes and breaks its process for whatever runs next there: nothing does
+    assert by_case["sandbox.poison"]["outcome"] == "pass"
+    assert by_case["sandbox.after_poison"]["outcome"] == "pass" and "crash" not in by_case["sandbox.after_poison"]
+    warm_pids = (tmp_path / "warm.txt").read_text().split()
+    assert len(warm_pids) == 2, warm_pids  # the first fork server, and the one after the hang's kill
+    assert int((tmp_path / "hang.pid").read_text()) not in map(int, warm_pids)  # the item ran in a fork
+
+
 @pytest.mark.parametrize("workers", [[], ["-n", "2", "--dist", "loadfile"]], ids=["serial", "xdist"])
 def test_a_crash_left_by_an_earlier_item_is_blamed_on_that_item(project: tuple[Path, dict[str, str]],
                                                                  workers: list[str]) -> None:

@@ -204,8 +204,6 @@ class Sandbox:
             return child.run(case, framework)
         finally:
             self.last_crash = child.last_crash
-            if _process_per_item(framework):
-                child.close()  # the next item of this framework starts a fresh child
 
     def new_output(self) -> str:
         """What the child of the last item wrote since the last call."""
@@ -261,6 +259,7 @@ class FrameworkProcess:
         self._set_up: set[str] = set()  # frameworks the child has imported
         self._busy = False  # a request was sent and its answer not yet received
         self._history: list[tuple[Case, str]] = []  # items the current child has run, in order
+        self._item_pid: int | None = None  # a fork server's process of the item running now
         # set by run(): the item's child crashed and the crash came from an earlier item
         self.last_crash: CrashNote | None = None
 
@@ -391,14 +390,28 @@ class FrameworkProcess:
             self._set_up.add(framework)
         # a case's items run one after another: send the case once, then name it
         payload = None if self._case_in_child == case.id else case
+        forked = _process_per_item(framework)
         try:
-            _send(self._conn, ("run", case.id, payload, framework))
+            _send(self._conn, ("fork" if forked else "run", case.id, payload, framework))
         except OSError:  # the child died while it waited for this item: _receive says how
             pass
         self._case_in_child = case.id
-        message = self._receive(self.timeout, "running this case")
+        if forked:  # the item runs in a process of its own, forked from this child (fork_item)
+            message = self._receive(self.startup_timeout, "starting this case's process")
+            if message[0] == "forked":
+                self._item_pid = message[1]
+                message = self._receive(self.timeout, "running this case")
+            self._item_pid = None
+            if message[0] == "crashed":
+                raise SandboxError(f"the framework process crashed with {signal_description(message[1])} while "
+                                   "running this case (in a process of its own, forked for this item)",
+                                   self._last_output(), crashed=True,
+                                   signal_number=-message[1] if message[1] < 0 else None)
+        else:
+            message = self._receive(self.timeout, "running this case")
         if message[0] == "outcome":
-            self._history.append((case, framework))
+            if not forked:  # an item in a process of its own leaves nothing behind for the next
+                self._history.append((case, framework))
             return message[1]
         raise SandboxError(message[1], message[2])  # the engine or adapter raised
 
@@ -439,9 +452,13 @@ class FrameworkProcess:
 
     def _lost_by_timeout(self, timeout: float | None, doing: str) -> None:
         assert self._proc is not None
-        # ask for the Python stack of every thread (faulthandler in the child), then kill
+        # ask for the Python stack of every thread (faulthandler in the child, or in the item's
+        # own process forked from it), then kill
         try:
-            self._proc.send_signal(signal.SIGUSR1)
+            if self._item_pid is not None:
+                _signal_quietly(self._item_pid, signal.SIGUSR1)
+            else:
+                self._proc.send_signal(signal.SIGUSR1)
             deadline = time.monotonic() + _STACK_DUMP_WAIT_S
             before = -1
             while time.monotonic() < deadline:  # until the dump stops growing
@@ -451,6 +468,9 @@ class FrameworkProcess:
                     break
                 before = size
         finally:
+            if self._item_pid is not None:
+                _signal_quietly(self._item_pid, signal.SIGKILL)
+                self._item_pid = None
             self._proc.kill()
             self._proc.wait()
         output = self._last_output()
@@ -530,6 +550,45 @@ def _send(conn: Connection, message: Any) -> None:
     conn.send_bytes(codec.dumps(message))
 
 
+def _signal_quietly(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except OSError:  # gone already
+        pass
+
+
+def fork_item(conn: Connection, case: Case, adapter: Any) -> None:
+    """Run one item in a process of its own, forked from this one (a fork server: it has
+    imported the framework, set the adapter up and warmed it, and done nothing else), so
+    that every item starts from the same state without paying the framework's import.
+
+    One writer on the connection at a time: the item's process sends ``("forked", pid)``
+    and then its outcome while this process waits for it to end; only if it ended
+    without an outcome (a crash) does this process send ``("crashed", status)``."""
+    from conformance.run.engine import run
+
+    pid = os.fork()
+    if pid == 0:  # the item's process: never returns
+        status = 1
+        try:
+            die_with_parent()  # the fork cleared it: ends with the fork server
+            _send(conn, ("forked", os.getpid()))
+            try:
+                outcome = run(case, adapter)
+                data = codec.dumps(("outcome", outcome), _FROM_CHILD)
+            except Exception as exc:
+                data = codec.dumps(("raised", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+            conn.send_bytes(data)
+            status = 0
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
+    _, code = os.waitpid(pid, 0)
+    if code != 0:  # it ended without sending its outcome
+        _send(conn, ("crashed", -os.WTERMSIG(code) if os.WIFSIGNALED(code) else os.WEXITSTATUS(code)))
+
+
 def memory_limit_mb() -> int:
     """The cap on the child's data segment, in MiB (0: none)."""
     text = os.environ.get(MEMORY_ENV, "").strip()
@@ -582,15 +641,21 @@ def serve(fd: int) -> None:
             except Exception as exc:  # e.g. an import error inside the framework
                 _send(conn, ("unavailable", f"{message[1]} could not be set up: {type(exc).__name__}: {exc}"))
                 continue
+            if getattr(adapter, "process_per_item", False):
+                adapter.warm()  # a fork server: what every item's process starts from
             # the framework's modules live as long as the process: out of the cyclic GC's
-            # sight, so that collections during the items do not traverse them again
+            # sight, so that collections during the items do not traverse them again (and,
+            # in a fork server, the items' processes do not copy them)
             gc.freeze()
             _send(conn, ("ready", {"version": adapter.version(), "devices": adapter.devices()}))
             continue
-        _, case_id, payload, framework = message
+        kind, case_id, payload, framework = message
         if payload is not None:
             case = payload
         assert case is not None and case.id == case_id, "the parent names a case it did not send"
+        if kind == "fork":
+            fork_item(conn, case, registry.get_adapter(framework))
+            continue
         try:
             outcome = run(case, registry.get_adapter(framework))
         except Exception as exc:

@@ -78,3 +78,22 @@ class FaultyAdapter(NumpyAdapter):
         if isinstance(obj, Unreadable):
             raise RuntimeError("this adapter cannot read what its own operation returned")
         return super().to_numpy(obj)
+
+
+# where ForkedFaultyAdapter.warm writes a line each time it runs (once per fork server)
+WARM_FILE_VARIABLE = "FAULTY_WARM_FILE"
+
+
+class ForkedFaultyAdapter(FaultyAdapter):
+    """The same operations, each item in a process of its own forked from a fork server
+    (conformance.run.sandbox.fork_item), as paddle_static's are."""
+
+    name = "faulty_forked"
+    own_process = True
+    process_per_item = True
+
+    def warm(self) -> None:
+        path = os.environ.get(WARM_FILE_VARIABLE)
+        if path:
+            with open(path, "a") as f:
+                f.write(f"{os.getpid()}\n")
