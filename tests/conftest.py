@@ -63,3 +63,7 @@ else:
 # starts: a folder of its own, not the user's cache.
 if "CONFORMANCE_CACHE_DIR" not in os.environ:
     os.environ["CONFORMANCE_CACHE_DIR"] = tempfile.mkdtemp(prefix="conformance-test-cache-")
+
+# `conformance run` uses every core by default (pytest-xdist): the tests that start it run it
+# serially, as they were written for, unless a test asks for workers itself
+os.environ.setdefault("CONFORMANCE_WORKERS", "0")

@@ -129,6 +129,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(for_terminal(f"conformance: {problem}", multiline=False))
     guard.install(config)
     config.stash[index_key] = make_index(config)
+    check_selection(config)
     # the compilers' caches of the framework processes, outside every checkout (run.caches)
     caches = config.stash[caches_key] = open_caches(checkouts(config), config_warning(config))
     # the sandbox passes its socket to the child by file descriptor: POSIX only
@@ -343,8 +344,10 @@ def selected_frameworks(config: pytest.Config) -> list[str] | None:
     return names
 
 
-def select_frameworks(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """--frameworks and --modes: deselect the case items of the other frameworks."""
+def check_selection(config: pytest.Config) -> None:
+    """--frameworks and --modes name registered frameworks among the project's, or the run is
+    a usage error: said in pytest_configure, by every process (under pytest-xdist the
+    controller, which never collects, says it before any worker starts)."""
     names = selected_frameworks(config)
     if names is None:
         return
@@ -353,6 +356,14 @@ def select_frameworks(config: pytest.Config, items: list[pytest.Item]) -> None:
     if outside and config.getoption("frameworks"):  # they would select no item: the run would say only that
         raise pytest.UsageError(f"--frameworks: {', '.join(outside)} not among this project's frameworks "
                                 f"(ini conformance_frameworks: {', '.join(project)}); add them there")
+
+
+def select_frameworks(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--frameworks and --modes: deselect the case items of the other frameworks (checked in
+    pytest_configure: check_selection)."""
+    names = selected_frameworks(config)
+    if names is None:
+        return
     keep: list[pytest.Item] = []
     drop: list[pytest.Item] = []
     for item in items:

@@ -196,9 +196,27 @@ def _pytest_argv(args: argparse.Namespace, places: _RunPlaces, corpus: list[str]
         argv += ["--frameworks", args.frameworks]
     if args.modes:
         argv += ["--modes", args.modes]
-    if args.numprocesses:
-        argv += ["-n", args.numprocesses]
+    workers = args.numprocesses if args.numprocesses is not None else default_workers()
+    if workers is not None:
+        argv += ["-n", workers]
     return argv
+
+
+WORKERS_ENV = "CONFORMANCE_WORKERS"  # conformance run's -n when none is given
+
+
+def default_workers() -> str | None:
+    """``conformance run``'s workers when -n is not given: $CONFORMANCE_WORKERS if set, else
+    every core (pytest-xdist's ``auto``) where pytest-xdist is installed and there is more
+    than one core; None (in pytest's own process) otherwise. ``-n 0`` runs serially."""
+    import importlib.util
+
+    if importlib.util.find_spec("xdist") is None:
+        return None
+    configured = os.environ.get(WORKERS_ENV, "").strip()
+    if configured:
+        return configured
+    return "auto" if (os.cpu_count() or 1) > 1 else None
 
 
 def _configuration_argv(corpus: list[str], extra: list[str]) -> list[str]:
@@ -905,7 +923,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                      help=f"folder for behaviour.md and behaviour.html, for any run (default: "
                           f"{DEFAULT_RESULTS.parent}, or {DEFAULT_PARTIAL} for a partial run)")
     run.add_argument("-n", "--numprocesses", metavar="N",
-                     help="run in N worker processes (pytest-xdist), e.g. -n 2 or -n auto")
+                     help="run in N worker processes (pytest-xdist), e.g. -n 2; default: every core (-n auto) "
+                          "where pytest-xdist is installed; -n 0: serially, in one process")
     run.add_argument("--plain", action="store_true",
                      help="pytest's own output instead of the one-line progress display")
     run.set_defaults(func=cmd_run)
