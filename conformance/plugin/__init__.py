@@ -39,6 +39,7 @@ from conformance.plugin.collect import (
     refused_entry,
     report_reason,
     sandbox_key,
+    store_key,
     unclaimed_folders,
 )
 from conformance.plugin.coverage import (
@@ -65,6 +66,7 @@ from conformance.report.results import (
 )
 from conformance.run.caches import CompilerCaches, open_caches
 from conformance.run.sandbox import DEFAULT_TIMEOUT_S, Sandbox, child_python
+from conformance.run.store import open_store
 
 results_key = pytest.StashKey["ResultsRecorder"]()
 caches_key = pytest.StashKey[CompilerCaches]()
@@ -98,6 +100,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run only the K-th of N shards of the selected items (1 <= K <= N): a stable partition "
                          "by node id, so the N shards of one command run every item once (conformance merge "
                          "joins their results files)")
+    group.addoption("--conformance-reuse", action="store_true", default=False,
+                    help="take the outcome of an item whose inputs (the case, the code that runs it, the frameworks' "
+                         "versions) have not changed since an earlier run from that run's stored outcome, and store "
+                         "the outcomes this run computes (conformance run does, unless --fresh)")
     group.addoption("--case-folders", action="store_true", default=False,
                     help="every folder named on the command line is a case folder, whatever it holds (its Python "
                          "files refused, never imported); default: a named folder is one when it holds *.yaml "
@@ -130,6 +136,9 @@ def pytest_configure(config: pytest.Config) -> None:
     guard.install(config)
     config.stash[index_key] = make_index(config)
     check_selection(config)
+    # the outcomes of earlier runs (run.store), where this run reuses them
+    config.stash[store_key] = open_store(config.stash[index_key].item_frameworks, checkouts(config),
+                                         config_warning(config)) if config.getoption("conformance_reuse") else None
     # the compilers' caches of the framework processes, outside every checkout (run.caches)
     caches = config.stash[caches_key] = open_caches(checkouts(config), config_warning(config))
     # the sandbox passes its socket to the child by file descriptor: POSIX only
@@ -570,6 +579,9 @@ class ResultsRecorder:
         if status == pytest.ExitCode.OK and any("crash" in r for r in self.records.values()):
             status = int(pytest.ExitCode.TESTS_FAILED)  # as CrashLedger makes the session's
         run: dict[str, Any] = {"items": len(self.records), "exit_status": status}
+        reused = sum(1 for r in self.records.values() if r.get("reused"))
+        if reused:
+            run["reused"] = reused
         if self.partial:
             run["partial"] = list(self.partial)
         run.update(corpus_fields(self.coverage_summary(session)))

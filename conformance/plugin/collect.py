@@ -19,7 +19,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import pytest
 
@@ -33,9 +33,14 @@ from conformance.report.failure import render_failure
 from conformance.report.results import SKIPPED, case_info, outcome_record, unrun_record
 from conformance.run.engine import ERROR, FAIL, Outcome, not_applicable, run
 from conformance.run.sandbox import CrashNote, FrameworkUnavailable, Sandbox, SandboxError, child_python
+from conformance.run.store import OutcomeStore
 from conformance.source import CaseFormatErrors
 
 outcome_key = pytest.StashKey[Outcome]()
+# the framework environment stored with an outcome taken from an earlier run (run.store)
+reused_key = pytest.StashKey[dict[str, Any]]()
+# this run's store of outcomes, when it reuses them (--conformance-reuse)
+store_key = pytest.StashKey[Optional[OutcomeStore]]()
 lost_key = pytest.StashKey[SandboxError]()
 crash_key = pytest.StashKey[CrashNote]()
 # the pytest process's framework children; None when cases run in process (--in-process)
@@ -435,12 +440,23 @@ class CaseItem(pytest.Item):
         if sandbox is None:  # --in-process
             outcome = run(self.case, adapter)
         else:
-            outcome = (not_applicable(self.case, adapter) if here else None) or self._run_in_sandbox(sandbox)
+            outcome = (not_applicable(self.case, adapter) if here else None) or self._reused() \
+                or self._run_in_sandbox(sandbox)
         self.stash[outcome_key] = outcome
         if outcome.verdict in (FAIL, ERROR):
             raise CaseFailed(outcome)
         if outcome.verdict != "pass":
             pytest.skip(outcome.reason)
+
+    def _reused(self) -> Outcome | None:
+        """The item's outcome from an earlier run with the same inputs (run.store), if this
+        run reuses them and one is stored."""
+        store = self.config.stash.get(store_key, None)
+        found = store.get(self.case, self.framework) if store is not None else None
+        if found is None:
+            return None
+        self.stash[reused_key] = found[1]
+        return found[0]
 
     def _run_in_sandbox(self, sandbox: Sandbox) -> Outcome:
         try:
@@ -457,6 +473,10 @@ class CaseItem(pytest.Item):
         if sandbox.last_crash is not None:  # the crash at this item came from an earlier one
             self.stash[crash_key] = sandbox.last_crash
             self.add_report_section("call", "crash", sandbox.last_crash.text())
+        else:
+            store = self.config.stash.get(store_key, None)
+            if store is not None:
+                store.put(self.case, self.framework, outcome, sandbox.environments.get(self.framework, {}))
         return outcome
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
@@ -488,6 +508,8 @@ class CaseItem(pytest.Item):
         crash = self.stash.get(crash_key, None)
         if crash is not None:
             data["crash"] = crash_record(crash)
+        if reused_key in self.stash:
+            data["reused"] = True
         data["case_info"] = case_info(self.case)
         data["framework_env"] = self._framework_env()
         return data
@@ -497,6 +519,9 @@ class CaseItem(pytest.Item):
         sandbox = self.config.stash[sandbox_key]
         if sandbox is not None and self.framework in sandbox.environments:
             return dict(sandbox.environments[self.framework])
+        stored = self.stash.get(reused_key, None)
+        if stored:  # as the earlier run's process found it
+            return {**stored}
         if sandbox is not None and child_python() is not None:
             return {"version": None, "devices": None}  # only the child (which did not start) knows
         return {"version": adapter.version(), "devices": adapter.devices() if adapter.loaded else None}
