@@ -10,8 +10,8 @@ and reports written to another (the committed reports are not touched):
 
 - *fresh*: ``--fresh``, an empty cache folder: every item computed, every compiler cold;
 - *warm*: ``--fresh`` again, the same cache folder: every item computed, inductor's caches warm;
-- *edited*: the default (outcomes reused), after appending a comment line to one case file
-  (restored afterwards), which changes every location below it: the items of the cases it
+- *edited*: the default (outcomes reused), after putting a comment line at the top of one
+  case file (restored afterwards), which moves every case in it: the items of the cases it
   moved are computed, the others' outcomes reused.
 
 Prints the wall time of each, and per framework the summed ``duration_s`` of the fresh run.
@@ -69,7 +69,7 @@ def main() -> None:
         reused_all, again = run(cache, out / "again", args.workers, args.frameworks)
         original = args.edit.read_bytes()
         try:
-            args.edit.write_bytes(original.replace(b"\ncases:", b"\n# edited by benchmarks/whole_run.py\ncases:", 1))
+            args.edit.write_bytes(b"# edited by benchmarks/whole_run.py\n" + original)
             edited, after = run(cache, out / "edited", args.workers, args.frameworks)
         finally:
             args.edit.write_bytes(original)
