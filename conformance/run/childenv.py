@@ -18,6 +18,8 @@ Pure: no framework.
 from __future__ import annotations
 
 import os
+import sys
+import sysconfig
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
@@ -70,7 +72,18 @@ def _is_path_variable(name: str) -> bool:
     return name in PATH_VARIABLES or (name.startswith(PATH_VARIABLE_PREFIXES) and name.endswith(PATH_VARIABLE_SUFFIXES))
 
 
-def _inside(value: str, roots: list[Path]) -> bool:
+def installation() -> list[Path]:
+    """The folders this interpreter and its packages are installed in. The frameworks are
+    loaded from there whatever a variable says, so a variable naming a folder inside them
+    (MindSpore adds its own ``.../site-packages/mindspore/lib/plugin/cpu`` to
+    ``LD_LIBRARY_PATH`` at import) gives a pull request nothing it would not have already:
+    it is passed on even when the installation lies inside the checkout (a ``.venv`` in it)."""
+    paths = sysconfig.get_paths()
+    folders = {sys.prefix, sys.base_prefix, sys.exec_prefix, paths["purelib"], paths["platlib"]}
+    return sorted(Path(os.path.abspath(f)) for f in folders if f)
+
+
+def _inside(value: str, roots: list[Path], exempt: Iterable[Path] = ()) -> bool:
     """Whether an absolute path, or one of a list (``:`` or ``,`` separated, ``name=path``
     or ``name:path`` elements included), lies in one of ``roots``, as written or resolved.
     A relative path is the framework process's own business: it starts in an empty folder
@@ -78,25 +91,36 @@ def _inside(value: str, roots: list[Path]) -> bool:
     for part in value.replace(",", os.pathsep).replace("=", os.pathsep).split(os.pathsep):
         if not os.path.isabs(part):
             continue
-        path, real = Path(os.path.normpath(part)), Path(os.path.realpath(part))
-        for root in roots:
-            real_root = Path(os.path.realpath(root))
-            if path == root or root in path.parents or real == real_root or real_root in real.parents:
-                return True
+        if any(_under(part, folder) for folder in exempt):
+            continue
+        if any(_under(part, root) for root in roots):
+            return True
     return False
 
 
-def checked(environ: Mapping[str, str], checkouts: Iterable[Path | str]) -> tuple[dict[str, str], list[str]]:
-    """``environ`` without the variables (and XLA options) that point into ``checkouts``,
+def _under(part: str, root: Path) -> bool:
+    path, real = Path(os.path.normpath(part)), Path(os.path.realpath(part))
+    real_root = Path(os.path.realpath(root))
+    return path == root or root in path.parents or real == real_root or real_root in real.parents
+
+
+def checked(environ: Mapping[str, str], checkouts: Iterable[Path | str],
+            installed: Iterable[Path | str] | None = None) -> tuple[dict[str, str], list[str]]:
+    """``environ`` without the variables (and XLA options) that point into ``checkouts``
+    (outside the ``installed`` folders, by default this interpreter's :func:`installation`),
     and one line for each dropped, saying what would have been loaded from there."""
     roots = [Path(os.path.abspath(c)) for c in checkouts]
+    # an installation that holds a checkout (a prefix of /usr with the checkout in /usr/src,
+    # a virtual environment made at the checkout's root) exempts nothing
+    folders = [Path(os.path.abspath(f)) for f in (installation() if installed is None else installed)]
+    exempt = [folder for folder in folders if not any(folder == root or folder in root.parents for root in roots)]
     env = dict(environ)
     notes: list[str] = []
     if not roots:
         return env, notes
     for name in sorted(environ):
         value = environ[name]
-        if _is_path_variable(name) and _inside(value, roots):
+        if _is_path_variable(name) and _inside(value, roots, exempt):
             del env[name]
             what = PATH_VARIABLES.get(name, "libraries")
             notes.append(f"{name}={value} is not passed to the framework processes: it points into the checkout, and "
@@ -107,7 +131,7 @@ def checked(environ: Mapping[str, str], checkouts: Iterable[Path | str]) -> tupl
             for option in value.split():
                 flag = option.split("=", 1)[0]
                 target = option.split("=", 1)[1] if "=" in option else ""
-                (dropped if flag in FLAG_OPTIONS and target and _inside(target, roots) else kept).append(option)
+                (dropped if flag in FLAG_OPTIONS and target and _inside(target, roots, exempt) else kept).append(option)
             if dropped:
                 env[name] = " ".join(kept)
                 notes.append(f"{name}: {' '.join(dropped)} is not passed to the framework processes: it points into "

@@ -163,3 +163,31 @@ def test_an_in_process_run_restores_the_variables_it_set(pytester: pytest.Pytest
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == "/the/users/own"
     assert "TRITON_CACHE_DIR" not in os.environ
     assert os.environ.get("TMPDIR") == before_tmp
+
+
+def test_a_variable_that_points_into_the_installation_passes_even_inside_the_checkout(tmp_path: Path) -> None:
+    """MindSpore adds its own library folder to LD_LIBRARY_PATH at import; with the virtual
+    environment inside the checkout (CI's .venv) that folder is inside the checkout, but the
+    frameworks are loaded from there anyway: it is passed on, without a line."""
+    checkout = tmp_path / "checkout"
+    venv = checkout / ".venv"
+    plugin = venv / "lib" / "python3.11" / "site-packages" / "mindspore" / "lib" / "plugin" / "cpu"
+    environ = {"LD_LIBRARY_PATH": f"{plugin}:{checkout / 'cases'}"}
+    env, notes = childenv.checked(environ, [checkout], installed=[venv])
+    assert "LD_LIBRARY_PATH" not in env and len(notes) == 1  # the second element still points into it
+    env, notes = childenv.checked({"LD_LIBRARY_PATH": str(plugin)}, [checkout], installed=[venv])
+    assert env["LD_LIBRARY_PATH"] == str(plugin) and notes == []
+
+
+@pytest.mark.parametrize("where", ["the checkout", "above the checkout"])
+def test_an_installation_that_holds_the_checkout_exempts_nothing(where: str, tmp_path: Path) -> None:
+    checkout = tmp_path / "prefix" / "src" / "checkout"
+    installed = checkout if where == "the checkout" else tmp_path / "prefix"
+    env, notes = childenv.checked({"LD_PRELOAD": str(checkout / "cases" / "x.so")}, [checkout], installed=[installed])
+    assert "LD_PRELOAD" not in env and len(notes) == 1
+
+
+def test_the_installation_is_this_interpreters() -> None:
+    folders = childenv.installation()
+    assert Path(sys.prefix).absolute() in folders
+    assert any(Path(numpy_file).is_relative_to(f) for f in folders for numpy_file in [__import__("numpy").__file__])
