@@ -112,6 +112,15 @@ class TorchCompileAdapter(TorchAdapter):
     def load(self) -> None:
         super().load()
         import torch._dynamo  # noqa: F401 - the compiler, and the exception classes it defines
+        import torch._dynamo.guards as guards
+
+        # Each frame Dynamo compiles, it times its new guards once, after flushing the CPU's
+        # caches, for its debug log and a metric only (torch/_dynamo/guards.py: "This cache
+        # flush is expensive"): a part of every item here, and nothing the compiled function
+        # does or checks. The latency reads 0 instead (benchmarks/compiled_modes.py, and
+        # docs/performance.md "The torch compiled modes", give the figures).
+        if hasattr(guards, "profile_guard_manager"):
+            guards.profile_guard_manager = _guard_latency_unmeasured
 
     def error_message(self, exc: BaseException) -> str:
         # Dynamo appends where in the traced code it was ("from user code: File ...") and
@@ -149,6 +158,10 @@ class TorchCompileAdapter(TorchAdapter):
                 return compiled(*args)
 
         return call
+
+
+def _guard_latency_unmeasured(*args: Any) -> float:
+    return 0.0
 
 
 def _wrapped(exc: BaseException) -> BaseException:
