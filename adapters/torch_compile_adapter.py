@@ -120,7 +120,7 @@ class TorchCompileAdapter(TorchAdapter):
         # does or checks. The latency reads 0 instead (benchmarks/compiled_modes.py, and
         # docs/performance.md "The torch compiled modes", give the figures).
         if hasattr(guards, "profile_guard_manager"):
-            guards.profile_guard_manager = _guard_latency_unmeasured
+            guards.profile_guard_manager = _guard_latency_unmeasured  # type: ignore[assignment]
 
     def error_message(self, exc: BaseException) -> str:
         # Dynamo appends where in the traced code it was ("from user code: File ...") and
