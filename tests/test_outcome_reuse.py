@@ -69,3 +69,27 @@ def test_unchanged_items_are_reused_and_a_changed_case_is_computed(pytester: pyt
     plain = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--conformance-results", "plain.json")
     plain.assert_outcomes(passed=4)
     assert not any(r.get("reused") for r in _records(pytester.path / "plain.json").values())
+
+
+def test_a_refreshing_run_computes_every_item_and_stores_them_for_the_next(pytester: pytest.Pytester, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """conformance run --fresh: every item computed, even with its outcome stored, and what
+    it computes stored, so that the run after it reuses them."""
+    monkeypatch.setenv("CONFORMANCE_CACHE_DIR", str(tmp_path / "cache"))
+    pytester.makeini("[pytest]\nconformance_paths = cases\nconformance_frameworks = numpy\n")
+    (pytester.path / "cases" / "views").mkdir(parents=True)
+    (pytester.path / "cases" / "views" / "reuse.yaml").write_text(CASES)
+    base = ["-p", "no:cacheprovider", "--conformance-results"]
+    for name in ("refresh.json", "again.json"):
+        pytester.runpytest_subprocess(*base, name, "--conformance-refresh").assert_outcomes(passed=2)
+        assert not any(r.get("reused") for r in _records(pytester.path / name).values())
+    pytester.runpytest_subprocess(*base, "reuse.json", "--conformance-reuse").assert_outcomes(passed=2)
+    assert all(r.get("reused") for r in _records(pytester.path / "reuse.json").values())
+
+
+def test_reuse_and_refresh_together_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nconformance_paths = cases\n")
+    (pytester.path / "cases").mkdir()
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--conformance-reuse", "--conformance-refresh")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--conformance-reuse and --conformance-refresh: give one*"])

@@ -53,6 +53,22 @@ def test_run_twice_gives_byte_identical_reports(checkout: pytest.Pytester) -> No
     assert {p.name: p.read_bytes() for p in reports.glob("behaviour.*")} == first
 
 
+def test_run_reuses_what_did_not_change_and_fresh_computes_every_item_and_stores_it(
+        checkout: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONFORMANCE_CACHE_DIR", str(tmp_path / "cache"))
+    results = checkout.path / "reports" / "partial" / "results.json"
+
+    def reused(*args: str) -> int:
+        checkout.run(sys.executable, "-m", "conformance", "run", "--frameworks", "numpy", *args)
+        data = json.loads(results.read_text())
+        assert data["run"]["items"] == 3
+        return int(data["run"].get("reused", 0))
+
+    assert reused("--fresh") == 0
+    assert reused() == 3  # what --fresh computed was stored
+    assert reused("--fresh") == 0
+
+
 def test_run_with_no_cases_fails_and_writes_no_report(checkout: pytest.Pytester) -> None:
     (checkout.path / "empty").mkdir()
     result = checkout.run(sys.executable, "-m", "conformance", "run", "empty")

@@ -40,6 +40,7 @@ from conformance.plugin.collect import (
     report_reason,
     sandbox_key,
     store_key,
+    store_reads_key,
     unclaimed_folders,
 )
 from conformance.plugin.coverage import (
@@ -104,6 +105,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="take the outcome of an item whose inputs (the case, the code that runs it, the frameworks' "
                          "versions) have not changed since an earlier run from that run's stored outcome, and store "
                          "the outcomes this run computes (conformance run does, unless --fresh)")
+    group.addoption("--conformance-refresh", action="store_true", default=False,
+                    help="compute every item, and store the outcomes for later runs that reuse them "
+                         "(conformance run --fresh does)")
     group.addoption("--case-folders", action="store_true", default=False,
                     help="every folder named on the command line is a case folder, whatever it holds (its Python "
                          "files refused, never imported); default: a named folder is one when it holds *.yaml "
@@ -136,9 +140,14 @@ def pytest_configure(config: pytest.Config) -> None:
     guard.install(config)
     config.stash[index_key] = make_index(config)
     check_selection(config)
-    # the outcomes of earlier runs (run.store), where this run reuses them
+    # the outcomes of earlier runs (run.store), where this run reuses them or refreshes them
+    reuse, refresh = config.getoption("conformance_reuse"), config.getoption("conformance_refresh")
+    if reuse and refresh:
+        raise pytest.UsageError("--conformance-reuse and --conformance-refresh: give one (reuse the stored outcomes, "
+                                "or compute every item and store what it gives)")
     config.stash[store_key] = open_store(config.stash[index_key].item_frameworks, checkouts(config),
-                                         config_warning(config)) if config.getoption("conformance_reuse") else None
+                                         config_warning(config)) if reuse or refresh else None
+    config.stash[store_reads_key] = reuse
     # the compilers' caches of the framework processes, outside every checkout (run.caches)
     caches = config.stash[caches_key] = open_caches(checkouts(config), config_warning(config))
     # the sandbox passes its socket to the child by file descriptor: POSIX only

@@ -41,6 +41,9 @@ outcome_key = pytest.StashKey[Outcome]()
 reused_key = pytest.StashKey[dict[str, Any]]()
 # this run's store of outcomes, when it reuses them (--conformance-reuse)
 store_key = pytest.StashKey[Optional[OutcomeStore]]()
+# whether this run takes outcomes from that store (--conformance-reuse) or only puts its own
+# there (--conformance-refresh)
+store_reads_key = pytest.StashKey[bool]()
 lost_key = pytest.StashKey[SandboxError]()
 crash_key = pytest.StashKey[CrashNote]()
 # the pytest process's framework children; None when cases run in process (--in-process)
@@ -452,7 +455,8 @@ class CaseItem(pytest.Item):
         """The item's outcome from an earlier run with the same inputs (run.store), if this
         run reuses them and one is stored."""
         store = self.config.stash.get(store_key, None)
-        found = store.get(self.case, self.framework) if store is not None else None
+        reads = self.config.stash.get(store_reads_key, False)
+        found = store.get(self.case, self.framework) if store is not None and reads else None
         if found is None:
             return None
         self.stash[reused_key] = found[1]

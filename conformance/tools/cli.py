@@ -196,8 +196,9 @@ def _pytest_argv(args: argparse.Namespace, places: _RunPlaces, corpus: list[str]
         argv += ["--frameworks", args.frameworks]
     if args.modes:
         argv += ["--modes", args.modes]
-    if not args.fresh:  # items whose inputs did not change keep their stored outcomes (run.store)
-        argv += ["--conformance-reuse"]
+    # items whose inputs did not change keep their stored outcomes (run.store); --fresh
+    # computes every item, and stores what it gives for the next run
+    argv += ["--conformance-refresh" if args.fresh else "--conformance-reuse"]
     workers = args.numprocesses if args.numprocesses is not None else default_workers()
     if workers is not None:
         argv += ["-n", workers]
@@ -928,8 +929,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                      help="run in N worker processes (pytest-xdist), e.g. -n 2; default: every core (-n auto) "
                           "where pytest-xdist is installed; -n 0: serially, in one process")
     run.add_argument("--fresh", action="store_true",
-                     help="compute every item's outcome; default: an item whose case, code and frameworks have not "
-                          "changed since an earlier run takes that run's stored outcome")
+                     help="compute every item's outcome (and store it for the next run); default: an item whose case, "
+                          "code and frameworks have not changed since an earlier run takes that run's stored outcome")
     run.add_argument("--plain", action="store_true",
                      help="pytest's own output instead of the one-line progress display")
     run.set_defaults(func=cmd_run)
