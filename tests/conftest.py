@@ -67,3 +67,7 @@ if "CONFORMANCE_CACHE_DIR" not in os.environ:
 # `conformance run` uses every core by default (pytest-xdist): the tests that start it run it
 # serially, as they were written for, unless a test asks for workers itself
 os.environ.setdefault("CONFORMANCE_WORKERS", "0")
+
+
+# @pytest.mark.slow(reason=...) (tests/slow_marker.py)
+from slow_marker import pytest_collection_modifyitems  # noqa: E402,F401

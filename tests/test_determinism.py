@@ -43,6 +43,7 @@ def without_durations(data: dict[str, Any]) -> dict[str, Any]:
     return {"results": records, "cases": data["cases"], "environment": data["environment"], "run": run}
 
 
+@pytest.mark.slow(reason="two runs of the corpus (eager) or of the compiled modes' subset, serial and -n 2")
 @pytest.mark.parametrize("selection", [
     ["--modes", "eager"],
     # the compiled modes (issue 19), each item a compiled function after the reset of its

@@ -198,6 +198,7 @@ def kinds_matching(framework: str, text: str) -> set[str]:
     return found
 
 
+@pytest.mark.slow(reason="the whole corpus in this process, every framework and the compiled modes' error cases")
 def test_the_corpus_records_errors() -> None:
     if len(corpus_run()) < len(corpus()):
         pytest.skip("a framework is not installed")
@@ -205,6 +206,7 @@ def test_the_corpus_records_errors() -> None:
     assert len(errors) > 90, "the corpus recorded fewer errors than it holds cases expecting one"
 
 
+@pytest.mark.slow(reason="the whole corpus in this process, every framework and the compiled modes' error cases")
 def test_every_recorded_error_has_the_taxonomys_kind() -> None:
     wrong = []
     for case, framework, step, type_name, message, kind in recorded_errors():
@@ -218,6 +220,7 @@ def test_every_recorded_error_has_the_taxonomys_kind() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+@pytest.mark.slow(reason="the whole corpus in this process, every framework and the compiled modes' error cases")
 def test_the_same_situation_has_the_same_kind_on_every_framework() -> None:
     by_step: dict[tuple[str, int], dict[str, str]] = {}
     for case, framework, step, _type, _message, kind in recorded_errors():

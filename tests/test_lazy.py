@@ -13,6 +13,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from conformance import registry  # lists adapter classes; imports no framework
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
@@ -67,6 +69,7 @@ def test_collecting_the_corpus_imports_no_framework() -> None:
     assert heavy == "[]"
 
 
+@pytest.mark.slow(reason="real torch and Paddle items, in fresh interpreters")
 def test_running_cases_imports_no_framework_into_pytest() -> None:
     """torch and Paddle items run (and pass) in the sandbox child; the pytest process that
     collected and reported them never imports either."""

@@ -53,6 +53,7 @@ def changed_lines(old: str, new: str) -> list[str]:
             if line.startswith("-") and not line.startswith("---")]
 
 
+@pytest.mark.slow(reason="observes a case on every framework, each in its framework process")
 def test_write_fills_an_empty_expect_and_keeps_everything_else(tmp_path: Path) -> None:
     path, before = draft_of_split_family(tmp_path)
     proc = conformance("observe", str(path), "--write", cwd=tmp_path)

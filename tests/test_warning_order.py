@@ -45,6 +45,9 @@ from conformance import registry
 from conformance.model import Case, ResultKey
 from conformance.run.engine import FAIL, PASS, Outcome, not_applicable, run
 
+pytestmark = pytest.mark.slow(reason="a subprocess per framework for the fresh-process baseline, "
+                                     "the warning cases on every framework and mode")
+
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 FRAMEWORKS = list(registry.BUILTIN)

@@ -28,6 +28,9 @@ from conformance.run.sandbox import Sandbox
 
 pytest.importorskip("torch")
 
+pytestmark = pytest.mark.slow(reason="builds a case's real inductor cache (a C++ compile) and runs it in "
+                                     "framework processes")
+
 CASE = """\
 cases:
   - id: security.planted.inductor
