@@ -85,9 +85,10 @@ def installation() -> list[Path]:
 
 def _inside(value: str, roots: list[Path], exempt: Iterable[Path] = ()) -> bool:
     """Whether an absolute path, or one of a list (``:`` or ``,`` separated, ``name=path``
-    or ``name:path`` elements included), lies in one of ``roots``, as written or resolved.
-    A relative path is the framework process's own business: it starts in an empty folder
-    of its own, so a relative path cannot reach a checkout."""
+    or ``name:path`` elements included), lies in one of ``roots``, as written or resolved,
+    and not in one of ``exempt`` (the interpreter's installation). A relative path is the
+    framework process's own business: it starts in an empty folder of its own, so a
+    relative path cannot reach a checkout."""
     for part in value.replace(",", os.pathsep).replace("=", os.pathsep).split(os.pathsep):
         if not os.path.isabs(part):
             continue
