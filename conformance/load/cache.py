@@ -82,6 +82,35 @@ def default_directory() -> Path | None:
     return Path(base) / "conformance" / "cases"
 
 
+def user_cache_folder(subfolder: str) -> Path | None:
+    """The folder of one kind of cache beside the case cache's (``subfolder`` of
+    ``$CONFORMANCE_CACHE_DIR``, or of the user's cache folder); None when switched off."""
+    configured = os.environ.get(CACHE_ENV)
+    if configured is not None:
+        return None if configured.strip().lower() in DISABLED else Path(configured) / subfolder
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "conformance" / subfolder
+
+
+def write_signed(path: Path, signature: bytes, payload: bytes) -> None:
+    """``signature`` then ``payload`` into ``path``, whole or not at all (a temporary file in
+    its folder, renamed over it). A failed write leaves nothing: a read-only or full disk
+    costs a cache its entry, never the run."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(signature)
+                stream.write(payload)
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError:
+        pass
+
+
 def _code_fingerprint() -> bytes:
     digest = hashlib.sha256()
     # the loader's modules, and every assertion kind's (each parses its own expect entries)
@@ -352,19 +381,7 @@ class CaseCache:
             payload = ENTRY_TYPES.dumps(result)
         except CodecError:
             return  # a value the codec does not carry (nesting past the recursion limit): not kept
-        try:
-            entry.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as stream:
-                    stream.write(self._mac(entry, payload))
-                    stream.write(payload)
-                os.replace(temporary, entry)
-            except BaseException:
-                os.unlink(temporary)
-                raise
-        except OSError:
-            pass  # a read-only or full disk: the cache is an optimisation, the run goes on
+        write_signed(entry, self._mac(entry, payload), payload)
 
 
 def load_through(cache: CaseCache | None, path: str | Path, display_path: str,

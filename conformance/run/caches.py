@@ -35,7 +35,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterable
 
-from conformance.load.cache import CACHE_ENV, DISABLED, CacheRefused, check_directory, git_work_tree
+from conformance.load.cache import CACHE_ENV, CacheRefused, check_directory, git_work_tree, user_cache_folder
 from conformance.run import childenv
 
 SUBFOLDER = "compilers"
@@ -62,11 +62,7 @@ FIXED = {
 
 def default_root() -> Path | None:
     """The compilers' cache folder the environment asks for; None: switched off."""
-    configured = os.environ.get(CACHE_ENV)
-    if configured is not None:
-        return None if configured.strip().lower() in DISABLED else Path(configured) / SUBFOLDER
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "conformance" / SUBFOLDER
+    return user_cache_folder(SUBFOLDER)
 
 
 def own_checkouts() -> list[Path]:

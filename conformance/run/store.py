@@ -35,12 +35,11 @@ import hashlib
 import hmac
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from conformance import codec, kinds, registry
-from conformance.load.cache import CACHE_ENV, DISABLED, CacheRefused, open_directory
+from conformance.load.cache import CACHE_ENV, CacheRefused, open_directory, user_cache_folder, write_signed
 from conformance.model import CASE_TYPES, Case
 from conformance.run.engine import ERROR, OUTCOME_TYPES, Outcome
 
@@ -59,11 +58,7 @@ _NOT_RUN = ("report", "site", "tools", "plugin", "discover", "data", "cases")
 
 def default_directory() -> Path | None:
     """The store's folder the environment asks for; None: switched off."""
-    configured = os.environ.get(CACHE_ENV)
-    if configured is not None:
-        return None if configured.strip().lower() in DISABLED else Path(configured) / SUBFOLDER
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "conformance" / SUBFOLDER
+    return user_cache_folder(SUBFOLDER)
 
 
 def code_fingerprint() -> bytes:
@@ -153,20 +148,7 @@ class OutcomeStore:
             payload = ENTRY_TYPES.dumps((outcome, dict(environment)))
         except codec.CodecError:
             return
-        path = self._path(name)
-        try:
-            path.parent.mkdir(exist_ok=True, mode=0o700)
-            fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as stream:
-                    stream.write(self._mac(name, payload))
-                    stream.write(payload)
-                os.replace(temporary, path)
-            except BaseException:
-                os.unlink(temporary)
-                raise
-        except OSError:
-            pass  # a full or read-only disk: the store is an optimisation, the run goes on
+        write_signed(self._path(name), self._mac(name, payload), payload)
 
 
 def open_store(frameworks: Iterable[str], checkouts: Iterable[Path | str] = (),
