@@ -565,20 +565,13 @@ def fork_item(conn: Connection, case: Case, adapter: Any) -> None:
     One writer on the connection at a time: the item's process sends ``("forked", pid)``
     and then its outcome while this process waits for it to end; only if it ended
     without an outcome (a crash) does this process send ``("crashed", status)``."""
-    from conformance.run.engine import run
-
     pid = os.fork()
     if pid == 0:  # the item's process: never returns
         status = 1
         try:
             die_with_parent()  # the fork cleared it: ends with the fork server
             _send(conn, ("forked", os.getpid()))
-            try:
-                outcome = run(case, adapter)
-                data = codec.dumps(("outcome", outcome), _FROM_CHILD)
-            except Exception as exc:
-                data = codec.dumps(("raised", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
-            conn.send_bytes(data)
+            conn.send_bytes(item_reply(case, adapter))
             status = 0
         finally:
             sys.stdout.flush()
@@ -587,6 +580,21 @@ def fork_item(conn: Connection, case: Case, adapter: Any) -> None:
     _, code = os.waitpid(pid, 0)
     if code != 0:  # it ended without sending its outcome
         _send(conn, ("crashed", -os.WTERMSIG(code) if os.WIFSIGNALED(code) else os.WEXITSTATUS(code)))
+
+
+def item_reply(case: Case, adapter: Any) -> bytes:
+    """The child's answer to one item, encoded: its outcome, or what the engine or the
+    adapter raised (or that the outcome cannot be sent)."""
+    from conformance.run.engine import run
+
+    try:
+        outcome = run(case, adapter)
+    except Exception as exc:
+        return codec.dumps(("raised", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+    try:
+        return codec.dumps(("outcome", outcome), _FROM_CHILD)
+    except codec.CodecError as exc:  # an adapter returned something the engine did not make plain
+        return codec.dumps(("raised", f"the outcome cannot be sent: {exc}", traceback.format_exc()))
 
 
 def memory_limit_mb() -> int:
@@ -623,7 +631,6 @@ def serve(fd: int) -> None:
     if os.getppid() == 1:  # the parent died before prctl took effect
         return
     from conformance import registry
-    from conformance.run.engine import run
 
     _send(conn, ("ready",))
     case = None
@@ -655,18 +662,8 @@ def serve(fd: int) -> None:
         assert case is not None and case.id == case_id, "the parent names a case it did not send"
         if kind == "fork":
             fork_item(conn, case, registry.get_adapter(framework))
-            continue
-        try:
-            outcome = run(case, registry.get_adapter(framework))
-        except Exception as exc:
-            _send(conn, ("raised", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
-            continue
-        try:
-            data = codec.dumps(("outcome", outcome), _FROM_CHILD)
-        except codec.CodecError as exc:  # an adapter returned something the engine did not make plain
-            _send(conn, ("raised", f"the outcome cannot be sent: {exc}", traceback.format_exc()))
-            continue
-        conn.send_bytes(data)
+        else:
+            conn.send_bytes(item_reply(case, registry.get_adapter(framework)))
 
 
 if __name__ == "__main__":
