@@ -143,6 +143,51 @@ def test_a_fork_server_runs_each_item_in_a_process_of_its_own(tmp_path: Path) ->
     assert int((tmp_path / "hang.pid").read_text()) not in map(int, warm_pids)  # the item ran in a fork
 
 
+def test_a_fork_server_forks_only_when_the_frameworks_threads_are_asleep(tmp_path: Path) -> None:
+    """warm() leaves a thread holding a lock while it works on, in C, for about a second
+    (as Paddle's garbage collector frees the warm-up program's tensors on its own thread,
+    under the allocator's lock): an item forked then would wait for that lock forever. The
+    fork server waits for the thread to sleep, so every item gets the lock."""
+    site = tmp_path / "site"
+    register(site, "probe-adapters", {"faulty_forked": "probe_adapters.faulty:ForkedFaultyAdapter"})
+    (tmp_path / "lock.yaml").write_text("cases:\n" + "".join(FAULT_CASE.format(name="allocate").replace(
+        "sandbox.allocate", f"sandbox.allocate_{i}") for i in range(3)))
+    env = dict(subprocess_env(site, TESTS), FAULTY_BUSY_AFTER_WARM="1")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "lock.yaml", "--frameworks",
+                           "faulty_forked", "--conformance-results", "r.json", "--case-timeout", "20"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    results = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert [r["outcome"] for r in results] == ["pass"] * 3, proc.stdout + proc.stderr
+
+
+def test_other_threads_asleep_sees_a_thread_at_work_in_c() -> None:
+    """A thread working in C without the GIL is seen running until it ends; a thread waiting
+    for work is asleep."""
+    import hashlib
+    import threading
+
+    from conformance.run.sandbox import other_threads_asleep, wait_for_quiet_threads
+
+    waiting = threading.Event()
+    sleeper = threading.Thread(target=waiting.wait, daemon=True)
+    sleeper.start()
+    assert wait_for_quiet_threads(limit_s=5), "a thread waiting on an event is asleep"
+    worker = threading.Thread(target=hashlib.pbkdf2_hmac, args=("sha256", b"work", b"in C", 20_000_000), daemon=True)
+    worker.start()
+    seen_at_work = False
+    for _ in range(200):  # the worker waits for the GIL now and then; at work it runs
+        if not other_threads_asleep():
+            seen_at_work = True
+            break
+        time.sleep(0.001)
+    assert seen_at_work
+    assert not wait_for_quiet_threads(limit_s=0.05)  # it works on: the wait gives up
+    worker.join()
+    assert wait_for_quiet_threads(limit_s=5)
+    waiting.set()
+    sleeper.join()
+
+
 @pytest.mark.parametrize("workers", [[], ["-n", "2", "--dist", "loadfile"]], ids=["serial", "xdist"])
 def test_a_crash_left_by_an_earlier_item_is_blamed_on_that_item(project: tuple[Path, dict[str, str]],
                                                                  workers: list[str]) -> None:

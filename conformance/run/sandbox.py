@@ -53,6 +53,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import zlib
@@ -98,6 +99,17 @@ EXTERNAL_SIGNALS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGHUP, sig
 CHILD_PYTHON_ENV = "CONFORMANCE_CHILD_PYTHON"
 # the child: this module's serve(), given the socket's file descriptor
 CHILD_MODULE = ["-m", "conformance.run.sandbox"]
+# A fork copies the locks a framework's own threads hold at that moment, and nothing in the
+# new process ever releases them: Paddle's interpreter frees a program's tensors on a
+# garbage-collector thread of its own (InterpreterCoreEventGarbageCollector), which holds
+# the allocator's lock while it runs, and an item forked then hung in its first to_tensor.
+# So a fork server forks only when every other thread of it is asleep (waiting for work,
+# so holding no lock), seen so twice this far apart, and waits at most QUIET_WAIT_S for it.
+QUIET_RECHECK_S = 0.001
+QUIET_WAIT_S = 10.0
+# the states of /proc/<pid>/task/<tid>/stat of a thread that is not running: sleeping in
+# the kernel (a futex, a poll, a condition variable), or gone
+_ASLEEP_STATES = frozenset("SZXI")
 
 
 def child_python() -> str | None:
@@ -557,6 +569,43 @@ def _signal_quietly(pid: int, sig: int) -> None:
         pass
 
 
+def other_threads_asleep(task_folder: str = "/proc/self/task") -> bool:
+    """Whether every thread of this process but the calling one is asleep (True where the
+    system does not say: no /proc)."""
+    me = str(threading.get_native_id())
+    try:
+        tids = os.listdir(task_folder)
+    except OSError:
+        return True
+    for tid in tids:
+        if tid == me:
+            continue
+        try:
+            with open(f"{task_folder}/{tid}/stat", "rb") as f:
+                stat_line = f.read()
+        except OSError:  # it ended
+            continue
+        # "tid (name) state ...": the name may hold spaces and parentheses, the state follows the last ")"
+        state = stat_line[stat_line.rfind(b")") + 2:][:1].decode("ascii", "replace")
+        if state not in _ASLEEP_STATES:
+            return False
+    return True
+
+
+def wait_for_quiet_threads(limit_s: float = QUIET_WAIT_S) -> bool:
+    """Wait until every other thread of this process is asleep, seen so twice
+    :data:`QUIET_RECHECK_S` apart, at most ``limit_s``; whether they were."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        if other_threads_asleep():
+            time.sleep(QUIET_RECHECK_S)
+            if other_threads_asleep():
+                return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(QUIET_RECHECK_S)
+
+
 def fork_item(conn: Connection, case: Case, adapter: Any) -> None:
     """Run one item in a process of its own, forked from this one (a fork server: it has
     imported the framework, set the adapter up and warmed it, and done nothing else), so
@@ -564,7 +613,11 @@ def fork_item(conn: Connection, case: Case, adapter: Any) -> None:
 
     One writer on the connection at a time: the item's process sends ``("forked", pid)``
     and then its outcome while this process waits for it to end; only if it ended
-    without an outcome (a crash) does this process send ``("crashed", status)``."""
+    without an outcome (a crash) does this process send ``("crashed", status)``.
+
+    It forks when the framework's own threads are asleep (:func:`wait_for_quiet_threads`):
+    a lock one of them held at the fork would be held forever in the item's process."""
+    wait_for_quiet_threads()
     pid = os.fork()
     if pid == 0:  # the item's process: never returns
         status = 1

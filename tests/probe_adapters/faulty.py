@@ -5,7 +5,9 @@ must turn each into that item's error and go on."""
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
+import threading
 import time
 from typing import Any
 
@@ -64,7 +66,8 @@ class FaultyAdapter(NumpyAdapter):
 
     def operations(self) -> dict[str, Operation]:
         return {**super().operations(), "fn:hang": _hang, "fn:segfault": _segfault,
-                "fn:abort": _abort, "fn:exit": _exit, "fn:unreadable": _unreadable, "fn:poison": _poison}
+                "fn:abort": _abort, "fn:exit": _exit, "fn:unreadable": _unreadable, "fn:poison": _poison,
+                "fn:allocate": _allocate}
 
     def make_input(self, spec: Any, device: str) -> Any:
         if _poisoned:  # the damage an earlier item did shows here, in the next item
@@ -82,6 +85,25 @@ class FaultyAdapter(NumpyAdapter):
 
 # where ForkedFaultyAdapter.warm writes a line each time it runs (once per fork server)
 WARM_FILE_VARIABLE = "FAULTY_WARM_FILE"
+# set: ForkedFaultyAdapter.warm leaves a thread of its own holding _allocator_lock while it
+# works on, in C, for about a second, as Paddle's garbage collector frees a warm-up
+# program's tensors on its own thread under the allocator's lock
+BUSY_AFTER_WARM_VARIABLE = "FAULTY_BUSY_AFTER_WARM"
+_allocator_lock = threading.Lock()
+
+
+def _busy_holding_the_lock() -> None:
+    with _allocator_lock:
+        hashlib.pbkdf2_hmac("sha256", b"work", b"in C", 5_000_000)  # about 1 s, without the GIL
+
+
+def _allocate(x: Any) -> Any:
+    """Takes the lock the warm-up's thread held: in a process forked while that thread held
+    it, nothing can ever release it."""
+    if not _allocator_lock.acquire(timeout=5):
+        raise RuntimeError("the allocator's lock is held forever: this process was forked while a thread held it")
+    _allocator_lock.release()
+    return x.copy()
 
 
 class ForkedFaultyAdapter(FaultyAdapter):
@@ -97,3 +119,5 @@ class ForkedFaultyAdapter(FaultyAdapter):
         if path:
             with open(path, "a") as f:
                 f.write(f"{os.getpid()}\n")
+        if os.environ.get(BUSY_AFTER_WARM_VARIABLE):
+            threading.Thread(target=_busy_holding_the_lock, daemon=True).start()
