@@ -5,7 +5,8 @@ the neutral error kinds (model.ERROR_KINDS), checked over every error the corpus
   message comes from (Python, NumPy, each framework), the regexes that map a message to it;
   that list is the adapters' tables (``error_patterns``, base.PYTHON_ERRORS and
   base.NUMPY_ERRORS), equal both ways;
-- a run of the whole corpus on every framework (in this process, as the sandbox would): every
+- the records of a run of the whole corpus, every framework and compiled mode (read from its
+  results file, tests/corpus_results.py; without one these tests skip): every
   error a step records matches the regexes of exactly one kind (``other`` included: the
   messages known to be none of the kinds are listed, so that a new message is classified on
   purpose, never ``other`` by default), and that kind is the one recorded;
@@ -18,25 +19,24 @@ the neutral error kinds (model.ERROR_KINDS), checked over every error the corpus
 
 from __future__ import annotations
 
-import functools
 import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-from corpus_cases import corpus
+from corpus_results import corpus_results
 
 from conformance import registry
 from conformance.adapters.base import NUMPY_ERRORS, PYTHON_ERRORS
 from conformance.model import ERROR_KINDS
-from conformance.run.engine import NOT_APPLICABLE, Outcome, not_applicable, run
+from conformance.outcomes import NOT_APPLICABLE
 
 ROOT = Path(__file__).resolve().parent.parent
 FRAMEWORKS = list(registry.BUILTIN)
 SOURCES = {"Python": None, "NumPy": None, "torch": "torch", "Paddle": "paddle", "JAX": "jax",  # doc's words -> adapter
            "TensorFlow": "tensorflow", "MindSpore": "mindspore", "array-api-strict": "array_api_strict",
            # compiled modes: the messages they add to their framework's (their compiler's own)
-           "torch.compile": "torch_compile", "jax.jit": "jax_jit", "tf.function": "tensorflow_function"}
+           "torch.compile": "torch_compile", "jax.jit": "jax_jit", "tf.function": "tensorflow_function",
+           "paddle.jit": "paddle_static"}
 
 # case id -> why the frameworks that raise at the same step record different kinds there.
 # (An immutable framework's refusal, kind ``immutable``, is its declared behaviour for every
@@ -147,41 +147,19 @@ def test_numpy_adapter_takes_numpys_messages_from_the_common_table() -> None:
 # ---- every error the corpus records
 
 
-@functools.cache
-def corpus_run() -> dict[tuple[str, str], Outcome]:
-    """The whole corpus on every installed framework, in this process; on a compiled mode,
-    the cases that expect an error there (an error no expectation names fails its item in the
-    corpus run; the whole corpus compiled would take minutes per mode)."""
-    outcomes = {}
-    for framework in FRAMEWORKS:
-        adapter = registry.get_adapter(framework)
-        if adapter.unavailable():
-            continue
-        if getattr(adapter, "process_per_item", False):
-            # paddle_static: in one process SOT's per-code state makes outcomes depend on the
-            # items before (docs/compiled-paddle.md), and its errors cost a translation per
-            # prefix (about 30 min here); its items check their errors in the corpus run
-            continue
-        lineage = registry.lineage(framework)
-        for case in corpus():
-            if lineage and case.expect_for(framework, lineage).checks.get("error") is None:
-                continue
-            if not_applicable(case, adapter) is None:
-                outcomes[case.id, framework] = run(case, adapter)
-    return outcomes
-
-
 def recorded_errors() -> list[tuple[str, str, int, str, str, str]]:
-    """(case, framework, step, exception type, message, kind) of every error recorded."""
+    """(case, framework, step, exception type, message, kind) of every error the corpus run
+    recorded (tests/corpus_results.py: every item, eager and compiled, as the run recorded it)."""
     errors = []
-    for (case, framework), outcome in sorted(corpus_run().items()):
-        if outcome.verdict == NOT_APPLICABLE:
+    for record in corpus_results()["results"]:
+        if record["outcome"] == NOT_APPLICABLE:
             continue
-        for step in outcome.steps:
-            if step.error is not None:
-                e = step.error
-                errors.append((case, framework, step.number, e.type, e.message, e.kind))
-    return errors
+        for step in record.get("steps", []):
+            e = step["error"]
+            if e is not None:
+                errors.append((record["case"], record["framework"], step["number"], e["type"], e["message"],
+                               e["kind"]))
+    return sorted(errors)
 
 
 def kinds_matching(framework: str, text: str) -> set[str]:
@@ -198,15 +176,11 @@ def kinds_matching(framework: str, text: str) -> set[str]:
     return found
 
 
-@pytest.mark.slow(reason="the whole corpus in this process, every framework and the compiled modes' error cases")
 def test_the_corpus_records_errors() -> None:
-    if len(corpus_run()) < len(corpus()):
-        pytest.skip("a framework is not installed")
     errors = recorded_errors()
     assert len(errors) > 90, "the corpus recorded fewer errors than it holds cases expecting one"
 
 
-@pytest.mark.slow(reason="the whole corpus in this process, every framework and the compiled modes' error cases")
 def test_every_recorded_error_has_the_taxonomys_kind() -> None:
     wrong = []
     for case, framework, step, type_name, message, kind in recorded_errors():
@@ -220,7 +194,6 @@ def test_every_recorded_error_has_the_taxonomys_kind() -> None:
     assert not wrong, "\n".join(wrong)
 
 
-@pytest.mark.slow(reason="the whole corpus in this process, every framework and the compiled modes' error cases")
 def test_the_same_situation_has_the_same_kind_on_every_framework() -> None:
     by_step: dict[tuple[str, int], dict[str, str]] = {}
     for case, framework, step, _type, _message, kind in recorded_errors():

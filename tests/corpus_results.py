@@ -1,0 +1,75 @@
+"""The results of a full run of this checkout's corpus, for the tests that check something over
+every item the corpus records (tests/test_error_kinds.py, tests/test_determinism.py): they
+read the records a run wrote instead of running the corpus again (issue 33: in CI no part of
+the corpus runs twice).
+
+``CONFORMANCE_CORPUS_RESULTS=FILE`` names that file. ``.ci/run`` sets it to the results of the
+README's test command and runs these tests after that command; locally, ``conformance run
+--fresh`` (or ``pytest cases --conformance-results FILE``) writes one. Without it they skip,
+saying so. A file that is not a full run of this checkout's corpus at this commit fails them:
+what they check would be of other cases or other code.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.plugin.coverage import corpus_revision
+from conformance.report.results import load_results
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = "CONFORMANCE_CORPUS_RESULTS"
+HOW = (f"{ENV}=FILE, the results of a full run of this checkout's corpus (.ci/run sets it after the README's "
+       "test command; locally `conformance run --fresh` writes reports/results.json)")
+
+
+def head_commit() -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", "HEAD"], capture_output=True,
+                              text=True, timeout=20, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def problems_of(data: dict[str, Any]) -> list[str]:
+    """Why ``data`` is not a full run of this checkout's corpus at this commit."""
+    run = data["run"]
+    problems = []
+    if run.get("partial"):
+        problems.append(f"it is a partial run ({'; '.join(run['partial'])})")
+    files = sorted(str(p) for p in (ROOT / "cases").rglob("*.yaml"))
+    if run.get("corpus") != corpus_revision(files, [ROOT / "cases"]):
+        problems.append(f"it is of another revision of the corpus ({run.get('corpus')}): a case file changed since")
+    head = head_commit()
+    commit = run.get("commit") or {}
+    if head is not None and commit.get("sha") != head:
+        problems.append(f"it was run at commit {commit.get('sha')}, this checkout is at {head}")
+    return problems
+
+
+@functools.cache
+def _read(path: str) -> dict[str, Any]:
+    data = load_results(Path(path))
+    problems = problems_of(data)
+    if problems:
+        raise ValueError(f"{path} is no full run of this checkout's corpus: " + "; ".join(problems))
+    return data
+
+
+def corpus_results() -> dict[str, Any]:
+    """The results document ``CONFORMANCE_CORPUS_RESULTS`` names, checked; skips the calling
+    test without it, fails it with a file that is not what it needs."""
+    path = os.environ.get(ENV)
+    if not path:
+        pytest.skip(f"reads the corpus run's results: {HOW}")
+    try:
+        return _read(path)
+    except Exception as exc:
+        pytest.fail(f"{ENV}: {exc}", pytrace=False)
