@@ -1,10 +1,12 @@
 """Where a value was written in a case file, and what is wrong there: shared by every
 stage that reads case text (the YAML reader, the step parser, the case reader) and by what
-reports on it. Imports nothing of the suite."""
+reports on it. Imports nothing of the suite but the rules' list (conformance.rules)."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
+
+from conformance import rules
 
 
 class Location(NamedTuple):
@@ -21,9 +23,10 @@ class Location(NamedTuple):
 
 class CaseFormatError(Exception):
     """A case file is not valid. Carries where, what, how to fix it, and the code of the
-    rule it breaks (``conformance.tools.lint.RULES``; CF000 for the format itself)."""
+    rule it breaks (:data:`conformance.rules.RULES`; CF000 for the format itself)."""
 
-    def __init__(self, location: Location, message: str, hint: str | None = None, code: str = "CF000") -> None:
+    def __init__(self, location: Location, message: str, hint: str | None = None,
+                 code: str = rules.INVALID_FORMAT.code) -> None:
         self.location = location
         self.message = message
         self.hint = hint

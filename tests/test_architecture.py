@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # lower first; a module's layer is that of the longest prefix listed
 LAYERS: list[tuple[str, ...]] = [
     ("conformance.model", "conformance.ir", "conformance.source", "conformance.limits", "conformance.codec",
-     "conformance.escaping", "conformance.outcomes", "conformance.claims", "conformance.releases"),
+     "conformance.escaping", "conformance.outcomes", "conformance.claims", "conformance.releases",
+     "conformance.rules"),
     ("conformance.load.yamlsrc", "conformance.load.yamlerrors", "conformance.load.fields"),  # YAML values, positions
     ("conformance.kinds",),  # the assertion kinds, read with those values
     ("conformance.load", "conformance.adapters"),  # case files into Cases; the frameworks

@@ -77,7 +77,8 @@ from conformance.load.steplist import MAX_STEPS  # noqa: E402
 from conformance.load.steps import BLOCKS, MAX_STEP_CHARS, parse_step_uses  # noqa: E402
 from conformance.load.yamlsrc import YList, YMap, parse  # noqa: E402
 from conformance.model import CLAIM_STANCES, DTYPES, ERROR_KINDS, CaseFormatError  # noqa: E402
-from conformance.tools.lint import RULES, lint_paths  # noqa: E402
+from conformance.rules import RULES
+from conformance.tools.lint import lint_paths  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 VOCAB = registry.vocabulary()

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance import registry
+from conformance import registry, rules
+from conformance.rules import RULES
 from conformance.tools.cli import main
-from conformance.tools.lint import RULES, lint_paths
+from conformance.tools.lint import lint_paths
 
 FIXTURES = Path(__file__).parent / "lint_fixtures"
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,11 +44,19 @@ def test_every_rule_has_a_fixture() -> None:
     assert sorted(set(RULES) - covered) == []
 
 
-def test_every_code_the_loader_raises_is_a_rule() -> None:
-    # the reader, its parts and the assertion kinds, which parse their own expect entries
-    sources = [*(ROOT / "conformance" / "load").glob("*.py"), *(ROOT / "conformance" / "kinds").glob("*.py")]
-    raised = {code for path in sources for code in re.findall(r'code="(CF\d{3})"', path.read_text())}
-    assert "CF013" in raised and raised <= set(RULES)
+def test_each_rule_has_one_home_and_every_rule_is_raised() -> None:
+    """A rule's code is written in conformance/rules.py only: the loader, the kinds and lint
+    name ``rules.<RULE>.code``; and every rule there is raised by some check."""
+    sources = [p for p in (ROOT / "conformance").rglob("*.py") if p != ROOT / "conformance" / "rules.py"]
+    literals = [f"{p.relative_to(ROOT)}: {m[0]}" for p in sources
+                for m in re.finditer(r"[\"']CF\d{3}[\"']", p.read_text())]
+    assert literals == []
+    used = {name for p in sources for name in re.findall(r"rules\.([A-Z_]+)\.code", p.read_text())}
+    defined = {name for name, value in vars(rules).items() if isinstance(value, rules.Rule)}
+    assert used == defined
+    assert sorted(RULES.values(), key=lambda r: r.code) == sorted((vars(rules)[n] for n in defined),
+                                                                  key=lambda r: r.code)
+    assert "CF013" in RULES and all(code == rule.code for code, rule in RULES.items())
 
 
 def test_cli_output_format_and_exit_status(capsys: pytest.CaptureFixture[str]) -> None:

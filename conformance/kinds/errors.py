@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Collection, Mapping, Sequence
 
+from conformance import rules
 from conformance.kinds.base import ERRORS, WARNINGS, Checking, ParseContext, WholeKind
 from conformance.load import fields
 from conformance.model import ERROR_KINDS, ResultKey
@@ -187,7 +188,7 @@ def unknown_exception_type(name: str, fw: str, known: Collection[str], loc: Loca
         f"name the exception's class as {fw} raises it: a Python builtin such as RuntimeError or ValueError, or "
         f"one of {fw}'s own (its adapter's exception_types); run `conformance observe` to see what a step raises")
     return CaseFormatError(loc, f"'error.{fw}.type': unknown exception type {name!r}: neither a Python builtin "
-                                f"exception nor one {fw} defines", hint, code="CF013")
+                                f"exception nor one {fw} defines", hint, code=rules.UNKNOWN_EXCEPTION_TYPE.code)
 
 
 REGEX_SPECIAL = re.compile(r"([.^$*+?{}\[\]\\|()])")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance import kinds
+from conformance import kinds, rules
 from conformance.kinds.base import ParseContext
 from conformance.load import fields
 from conformance.load.yamlsrc import YMap
@@ -28,7 +28,8 @@ def read_expect(raw: Any, loc: Location, ctx: ParseContext, what: str, partial: 
     fields.unknown_keys(m, by_name, what, errors)
     if not m and not partial:
         raise CaseFormatError(loc, f"{what} is empty", "state at least one thing that must hold: run "
-                              "`conformance observe <case id>` and paste the expectations it prints", code="CF009")
+                              "`conformance observe <case id>` and paste the expectations it prints",
+                              code=rules.EMPTY_EXPECT.code)
     checks: dict[str, Any] = {}
     locations: dict[ResultKey, Location] = {}
     whole = set()

@@ -14,6 +14,7 @@ import math
 import re
 from typing import Any, Collection, Iterable, NoReturn, Sequence, cast
 
+from conformance import rules
 from conformance.ir import Step
 from conformance.limits import MAX_ELEMENTS
 from conformance.load.yamlsrc import YList, YMap, location_of
@@ -58,7 +59,7 @@ class WrittenAs(CaseFormatError):
     for a block value). Never leaves the reader."""
 
     def __init__(self, text: str, location: Location, message: str, hint: str | None = None,
-                 code: str = "CF000") -> None:
+                 code: str = rules.INVALID_FORMAT.code) -> None:
         self.text = text
         super().__init__(location, message, hint, code)
 
@@ -70,7 +71,7 @@ class StepText(CaseFormatError):
     says so, at that line. Never leaves the reader."""
 
     def __init__(self, text: str, step: Location, location: Location, message: str, hint: str | None = None,
-                 code: str = "CF000") -> None:
+                 code: str = rules.INVALID_FORMAT.code) -> None:
         self.text = text
         self.step = step
         super().__init__(location, message, hint, code)
@@ -234,7 +235,7 @@ def known_name(name: str, bound: Collection[str], loc: Location) -> None:
     """A name an expectation is about: given, or bound by a step."""
     if name not in bound:
         hint = did_you_mean(name, bound) or f"known names: {', '.join(sorted(bound))}"
-        raise CaseFormatError(loc, f"{name!r} is not a tensor of this case", hint, code="CF002")
+        raise CaseFormatError(loc, f"{name!r} is not a tensor of this case", hint, code=rules.UNDEFINED_NAME.code)
 
 
 def step_ref(value: Any, loc: Location, flat: Sequence[Step], what: str) -> int:

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-CODE = "CF010"
+from conformance import rules
+
+CODE = rules.NOT_A_CASE_FILE.code
 CASE_SUFFIXES = (".yaml", ".yml")
 PYTHON_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyi", ".pyd", ".pth", ".so")
 RULE = "case folders hold only *.yaml case files and real folders"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Collection
 
+from conformance import rules
 from conformance.kinds.base import ParseContext
 from conformance.load import fields
 from conformance.load.expect import read_expect, replaced_whole
@@ -57,7 +58,7 @@ def read_overrides(m: YMap, ctx: ParseContext, case_claims: dict[str, str] | Non
             assert unversioned[1].location is not None
             errors.append(CaseFormatError(unversioned[1].location, f"a second override for {fw!r} without 'versions'",
                                           "give every override of the list but one 'versions:' (the releases it "
-                                          f"holds for, e.g. {EXAMPLES})", code="CF020"))
+                                          f"holds for, e.g. {EXAMPLES})", code=rules.UNVERSIONED_TWICE.code))
         if unversioned:
             out[fw] = unversioned[0]
         if len(unversioned) < len(read):
@@ -69,7 +70,8 @@ def _unknown_framework(fw: str, loc: Location, ctx: ParseContext) -> CaseFormatE
     """A framework key (of ``frameworks:`` or ``documentation:``) that is not registered."""
     known = f"the frameworks are {', '.join(ctx.frameworks)} (conformance frameworks)"
     guess = fields.did_you_mean(fw, ctx.frameworks)
-    return CaseFormatError(loc, f"unknown framework {fw!r}", f"{guess}; {known}" if guess else known, code="CF005")
+    return CaseFormatError(loc, f"unknown framework {fw!r}", f"{guess}; {known}" if guess else known,
+                           code=rules.UNKNOWN_FRAMEWORK.code)
 
 
 def _override(fw: str, raw: object, floc: Location, ctx: ParseContext,
@@ -91,7 +93,8 @@ def _override(fw: str, raw: object, floc: Location, ctx: ParseContext,
     # (an invalid reason or not_applicable is its own error, not a missing one)
     if not unknown and "reason" not in o and "not_applicable" not in o:
         errors.append(CaseFormatError(floc, f"the override for {fw!r} has no 'reason'",
-                                      "say why this framework differs (and cite docs or an issue)", code="CF008"))
+                                      "say why this framework differs (and cite docs or an issue)",
+                                      code=rules.MISSING_REASON.code))
     expect = None
     if "expect" in o:
         if "not_applicable" in o:
@@ -135,18 +138,20 @@ def _versions(o: YMap, what: str, errors: list[CaseFormatError]) -> str:
     value = o["versions"]
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         errors.append(CaseFormatError(where, f"{what}: versions is the number {value!r}, not a version specifier",
-                                      f'write a quoted specifier such as ">={value}" or "<{value}"', code="CF021"))
+                                      f'write a quoted specifier such as ">={value}" or "<{value}"',
+                                      code=rules.BAD_VERSIONS.code))
         return ""
     if not isinstance(value, str):
         errors.append(CaseFormatError(where, f"{what}: versions must be a string", f"write e.g. {EXAMPLES}",
-                                      code="CF021"))
+                                      code=rules.BAD_VERSIONS.code))
         return ""
     problem = specifier_problem(value)
     if problem is not None:
         bare = value.strip()[:1].isdigit()
         hint = f'a bare version is no specifier: write "=={value.strip()}", ">={value.strip()}" or ' \
                f'"<{value.strip()}"' if bare else f"write a PEP 440 specifier set such as {EXAMPLES}"
-        errors.append(CaseFormatError(where, f"{what}: versions {value!r} {problem}", hint, code="CF021"))
+        errors.append(CaseFormatError(where, f"{what}: versions {value!r} {problem}", hint,
+                                      code=rules.BAD_VERSIONS.code))
         return ""
     return value.strip()
 
@@ -179,7 +184,7 @@ def read_claims(m: YMap, what: str, known: Collection[str] | None, errors: list[
             else:
                 hint = fields.did_you_mean(claim, known or ()) or \
                     "claims are IDs such as S3-07 from conformance/data/claims.yaml"
-            errors.append(CaseFormatError(loc, f"unknown claim {claim!r}", hint, code="CF007"))
+            errors.append(CaseFormatError(loc, f"unknown claim {claim!r}", hint, code=rules.UNKNOWN_CLAIM.code))
         elif stance not in CLAIM_STANCES:
             errors.append(CaseFormatError(loc, f"claim {claim}: unknown stance {stance!r}",
                                           fields.did_you_mean(str(stance), CLAIM_STANCES) or

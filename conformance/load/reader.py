@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Collection, Mapping, cast
 
+from conformance import rules
 from conformance.kinds.base import ParseContext
 from conformance.load import fields
 from conformance.load.expect import read_expect
@@ -167,15 +168,25 @@ def load_text(text: str, file: str, vocabulary: Vocabulary, draft: bool = False)
             result.errors += [(case_id, e) for e in placed]
             result.refused += 1
             continue
-        if case.id in seen:
-            result.errors.append((case.id, CaseFormatError(
-                case.location, f"duplicate case id {case.id!r} (first at line {seen[case.id].line})",
-                "give each case a unique id", code="CF001")))
+        duplicate = duplicate_id(seen, case)
+        if duplicate is not None:
+            result.errors.append((case.id, duplicate))
             result.refused += 1
             continue
-        seen[case.id] = case.location
         result.cases.append(case)
     return result
+
+
+def duplicate_id(first_seen: dict[str, Location], case: Case) -> CaseFormatError | None:
+    """The duplicate-id rule (CF001), the one check of it: None the first time ``case.id`` is
+    seen (remembered in ``first_seen``, by the loader within a file, by lint and the plugin
+    across files), else the error, at the case, naming where the id was first defined."""
+    first = first_seen.setdefault(case.id, case.location)
+    if first is case.location:
+        return None
+    where = f"at line {first.line}" if first.file == case.location.file else f"defined at {first}"
+    return CaseFormatError(case.location, f"duplicate case id {case.id!r} (first {where})",
+                           "give each case a unique id", code=rules.DUPLICATE_ID.code)
 
 
 def _placed(error: CaseFormatError, text: str) -> CaseFormatError:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Collection
 
+from conformance import rules
 from conformance.ir import Const, Step, names_bound, names_read
 from conformance.load import fields
 from conformance.load.steps import BLOCKS, names_assigned, parse_step_uses
@@ -88,7 +89,7 @@ class StepListReader:
                         hint = fields.did_you_mean(undefined, defined) or (
                             "define it under 'given' or assign it in an earlier step")
                         self.errors.append(CaseFormatError(loc, f"in step {item!r}: {undefined!r} is not defined",
-                                                           hint, code="CF002"))
+                                                           hint, code=rules.UNDEFINED_NAME.code))
                         defined.add(undefined)  # reported once, at its first use
                     defined.update(names_bound(step))
                     continue  # (its operations and strings are not checked: the names are its error)
@@ -160,7 +161,7 @@ class StepListReader:
                         "see docs/operations.md for the operations adapters define"
                     self.errors.append(CaseFormatError(step.location, f"in step {step.text!r}: unknown operation "
                                                        f"{_describe_op(key)}: no adapter defines it", hint,
-                                                       code="CF004"))
+                                                       code=rules.UNKNOWN_OPERATION.code))
                     refused.add(id(step))
                     break
         if refused:
@@ -178,7 +179,8 @@ class StepListReader:
                 hint = fields.did_you_mean(text, known) or \
                     f"a string in a step is a dtype ({', '.join(DTYPES)}) or a device (cpu, cuda, cuda:N)"
                 self.errors.append(CaseFormatError(step.location, f"in step {step.text!r}: unknown string "
-                                                   f"{text[:60]!r}: not a dtype or a device", hint, code="CF011"))
+                                                   f"{text[:60]!r}: not a dtype or a device", hint,
+                                                   code=rules.UNKNOWN_STRING.code))
                 break
 
 

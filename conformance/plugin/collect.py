@@ -26,7 +26,7 @@ import pytest
 from conformance import registry
 from conformance.load import folders as casefolder
 from conformance.load.cache import CaseCache, load_through, make_cache
-from conformance.load.reader import LoadResult, Vocabulary
+from conformance.load.reader import LoadResult, Vocabulary, duplicate_id
 from conformance.model import Case, CaseFormatError, Location
 from conformance.plugin.selection import Markers
 from conformance.report.failure import render_failure
@@ -377,12 +377,10 @@ class CaseFile(pytest.File):
                                             marks=markers.for_error(case_id),
                                             **_names(self, case_id or "<file>", "load"))
         for case in result.cases:
-            first = index.first_seen.setdefault(case.id, case.location)
-            if first is not case.location:
-                error = CaseFormatError(case.location, f"duplicate case id {case.id!r} (first defined at {first})",
-                                        "give each case a unique id")
+            duplicate = duplicate_id(index.first_seen, case)
+            if duplicate is not None:
                 made += 1
-                yield CaseErrorItem.from_parent(self, error=error, marks=markers.for_error(case.id),
+                yield CaseErrorItem.from_parent(self, error=duplicate, marks=markers.for_error(case.id),
                                                 **_names(self, case.id, "duplicate"))
                 continue
             case_id = _child_id(self, case.id)

@@ -625,11 +625,12 @@ def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
 def cmd_lint(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance import registry
     from conformance.load.folders import scan
-    from conformance.tools.lint import RULES, lint_paths
+    from conformance.rules import RULES
+    from conformance.tools.lint import lint_paths
 
     if args.rules:
-        for code, (name, what) in RULES.items():
-            print(f"{code}  {name:<20} {what}")
+        for rule in RULES.values():
+            print(f"{rule.code}  {rule.name:<20} {rule.summary}")
         return 0
     paths = args.paths or _case_roots()
     missing = [p for p in paths if not os.path.lexists(p)]  # a dangling link is there: refused below

@@ -1,5 +1,5 @@
-"""``conformance lint``: every rule a case file can break, each a small named check with a
-code, reported as ``path:line:col: CODE message`` with the fix on the next line.
+"""``conformance lint``: every rule a case file can break (conformance.rules), each a small
+named check, reported as ``path:line:col: CODE message`` with the fix on the next line.
 
 The loader enforces the format and most rules as it reads (it raises a
 :class:`CaseFormatError` carrying the rule's code); the checks here need the whole case
@@ -14,34 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from conformance import kinds, registry
+from conformance import kinds, registry, rules
 from conformance.escaping import for_terminal
 from conformance.ir import names_read
 from conformance.load import folders as casefolder
-from conformance.load.reader import Vocabulary, load_file
+from conformance.load.reader import Vocabulary, duplicate_id, load_file
 from conformance.model import Case, CaseFormatError, Expect, FrameworkOverride, Location
-
-# code -> (rule name, what it catches)
-RULES: dict[str, tuple[str, str]] = {
-    "CF000": ("invalid-format", "the file is not a valid case file: YAML syntax, unknown keys, wrong types"),
-    "CF001": ("duplicate-id", "two cases share an id, in one file or across files"),
-    "CF002": ("undefined-name", "a step or an expectation uses a name no input or earlier step defines"),
-    "CF003": ("unused-input", "an input under 'given' is never used by a step or an expectation"),
-    "CF004": ("unknown-operation", "a step calls an operation no adapter defines"),
-    "CF005": ("unknown-framework", "a per-framework override names a framework the suite does not know"),
-    "CF006": ("override-identical", "a per-framework override expects exactly what the case already expects"),
-    "CF007": ("unknown-claim", "'claims' names a claim ID that is not in the claims list"),
-    "CF008": ("missing-reason", "a per-framework override does not say why the framework differs"),
-    "CF009": ("empty-expect", "the case expects nothing, so it can never fail"),
-    "CF010": ("not-a-case-file", "a case folder holds something other than *.yaml case files and real folders: "
-                                 "a link, a Python or other file, a pipe or device"),
-    "CF011": ("unknown-string", "a step passes a string that is not a dtype, a device or a name an adapter declares"),
-    "CF012": ("todo-reason", "a per-framework override's reason still says TODO (observe's placeholder)"),
-    "CF013": ("unknown-exception-type", "an expected error names an exception type its framework cannot raise: "
-                                        "neither a Python builtin nor one the framework's adapter declares"),
-    "CF020": ("unversioned-twice", "a framework's list of overrides has more than one without 'versions'"),
-    "CF021": ("bad-versions", "an override's 'versions' is not a PEP 440 version specifier set"),
-}
 
 
 @dataclass(frozen=True)
@@ -79,10 +57,9 @@ def lint_paths(paths: Iterable[str | Path], vocabulary: Vocabulary) -> list[Find
         result = load_file(path, vocabulary, display_path=str(path))
         findings += [from_error(err) for _, err in result.errors]
         for case in result.cases:
-            first = first_seen.setdefault(case.id, case.location)
-            if first is not case.location:
-                findings.append(Finding("CF001", case.location, f"duplicate case id {case.id!r} (first defined "
-                                        f"at {first})", "give each case a unique id"))
+            duplicate = duplicate_id(first_seen, case)
+            if duplicate is not None:
+                findings.append(from_error(duplicate))
             for check in CASE_CHECKS:
                 findings += check(case)
     return sorted(findings, key=lambda f: (f.location.file, f.location.line, f.location.column, f.code))
@@ -101,7 +78,7 @@ def check_unused_inputs(case: Case) -> Iterator[Finding]:
         used |= _names_in(expect)
     for spec in case.given:
         if spec.name not in used:
-            yield Finding("CF003", spec.location or case.location, f"input {spec.name!r} is never used",
+            yield Finding(rules.UNUSED_INPUT.code, spec.location or case.location, f"input {spec.name!r} is never used",
                           f"use {spec.name!r} in a step or an expectation, or remove it from 'given'")
 
 
@@ -119,7 +96,7 @@ def check_identical_overrides(case: Case) -> Iterator[Finding]:
         if unversioned is not None and unversioned.expect is not None:
             before = before.merged(unversioned.expect)
         if _comparable(before.merged(override.expect)) == _comparable(before):
-            yield Finding("CF006", override.location or case.location,
+            yield Finding(rules.OVERRIDE_IDENTICAL.code, override.location or case.location,
                           f"the override for {fw!r} expects exactly what the case already expects",
                           f"remove the override (the shared expectation already holds on {fw}), or change "
                           "what it expects")
@@ -139,7 +116,7 @@ def check_todo_reasons(case: Case) -> Iterator[Finding]:
     for override in _every_override(case):
         fw = override.framework
         if TODO.search(override.reason):
-            yield Finding("CF012", override.location or case.location,
+            yield Finding(rules.TODO_REASON.code, override.location or case.location,
                           f"the override for {fw!r} still has a TODO reason: {override.reason[:80]!r}",
                           f"say why {fw} differs, citing its documentation or an upstream issue "
                           "(CONTRIBUTING.md, 'Citing documentation')")
