@@ -156,3 +156,12 @@ def test_control_an_upward_import_at_the_top_is_found(tmp_path: Path) -> None:
     top, deferred = imports(source)
     assert top == {"conformance.tools.cli"} and deferred == {"conformance.report.pages"}
     assert layer("conformance.tools.cli") > layer("conformance.run.engine") > layer("conformance.model")
+
+
+def test_the_reports_read_results_and_outcomes_never_the_engine() -> None:
+    """report/ and site/ render what a run recorded (the results file, conformance.outcomes):
+    nothing of run/, which makes it."""
+    readers = [*(ROOT / "conformance" / "report").glob("*.py"), *(ROOT / "conformance" / "site").glob("*.py")]
+    reaching = sorted(f"{path.relative_to(ROOT)}: {name}" for path in readers for found in imports(path)
+                      for name in found if name == "conformance.run" or name.startswith("conformance.run."))
+    assert reaching == []

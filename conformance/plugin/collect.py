@@ -28,10 +28,11 @@ from conformance.load import folders as casefolder
 from conformance.load.cache import CaseCache, load_through, make_cache
 from conformance.load.reader import LoadResult, Vocabulary, duplicate_id
 from conformance.model import Case, CaseFormatError, Location
+from conformance.outcomes import ERROR, FAIL, Outcome
 from conformance.plugin.selection import Markers
 from conformance.report.failure import render_failure
 from conformance.report.results import SKIPPED, case_info, outcome_record, unrun_record
-from conformance.run.engine import ERROR, FAIL, Outcome, not_applicable, run
+from conformance.run.engine import not_applicable, run
 from conformance.run.sandbox import CrashNote, FrameworkUnavailable, Sandbox, SandboxError, child_python
 from conformance.run.store import OutcomeStore
 from conformance.source import CaseFormatErrors

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from conformance.escaping import for_terminal
 from conformance.model import Case
-from conformance.run.engine import ERROR, Outcome
+from conformance.outcomes import ERROR, Outcome
 
 
 def render_failure(case: Case, outcome: Outcome) -> str:

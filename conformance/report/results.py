@@ -24,13 +24,12 @@ from conformance.model import Case, FrameworkOverride, ResultKey
 
 # re-exported: the plugin and the renderers take these from here
 from conformance.outcomes import ERROR as ERROR
-from conformance.outcomes import FAIL, KNOWN_DIVERGENCE, PASS
+from conformance.outcomes import FAIL, KNOWN_DIVERGENCE, PASS, Outcome
 from conformance.outcomes import OUTCOMES as OUTCOMES
 from conformance.outcomes import SKIPPED as SKIPPED
 from conformance.report import outputs
 from conformance.report.outputs import error_text
 from conformance.report.validate import Problem, Schema, brief, found, json_equal, plain_problems
-from conformance.run.engine import Outcome
 
 RESULTS_FORMAT_VERSION = 2
 RECORD_KEY = "conformance"  # the record's entry in a pytest report's user_properties

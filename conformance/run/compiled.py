@@ -38,10 +38,9 @@ from typing import Any, Callable, Sequence
 from conformance import kinds
 from conformance.ir import AttrTarget, Const, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step
 from conformance.model import Case, Expect
+from conformance.outcomes import ErrorInfo, StepRecord
 from conformance.run.engine import (
     IMMUTABLE,
-    ErrorInfo,
-    StepRecord,
     _bounded,
     _qualname,
     _Refused,

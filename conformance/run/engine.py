@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import warnings
 import zlib
-from dataclasses import dataclass, field
 from typing import Any
 
 from conformance import kinds, limits
@@ -33,61 +32,24 @@ from conformance.kinds.base import plain
 from conformance.kinds.relations import COPY, SAME_OBJECT, VIEW
 from conformance.limits import LimitExceeded
 from conformance.model import Case, Expect, Location, ResultKey
-from conformance.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, REFUSED, SKIPPED
+from conformance.outcomes import (
+    ERROR,
+    FAIL,
+    NOT_APPLICABLE,
+    PASS,
+    REFUSED,
+    SKIPPED,
+    ErrorInfo,
+    Mismatch,
+    Outcome,
+    StepRecord,
+)
 from conformance.run.memory import Bounds, ProbeFailed, Unwritten
 from conformance.run.probes import Probes
 
 # the error kind of a mutation the framework refused (its arrays are immutable), whatever
 # its exception's type: what the adapter's Immutability declaration recognises
 IMMUTABLE = "immutable"
-
-
-@dataclass
-class ErrorInfo:
-    type: str  # qualified exception type name
-    message: str
-    kind: str  # neutral error kind
-
-
-@dataclass
-class StepRecord:
-    number: int
-    text: str
-    location: Location
-    status: str = "not_run"  # ok / error / not_run
-    error: ErrorInfo | None = None
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Mismatch:
-    """One expectation that did not hold."""
-
-    what: str  # e.g. "values of y", "shares_memory(y, x)"
-    expected: Any
-    observed: Any
-    location: Location | None = None
-    step: int | None = None  # the step that last bound / failed, when known
-    detail: str = ""
-
-
-@dataclass
-class Outcome:
-    case_id: str
-    framework: str
-    verdict: str
-    reason: str = ""
-    steps: list[StepRecord] = field(default_factory=list)
-    observed: dict[ResultKey, Any] = field(default_factory=dict)  # what each expectation observed
-    mismatches: list[Mismatch] = field(default_factory=list)
-    override_reason: str | None = None
-    unobservable: list[str] = field(default_factory=list)  # expectations this framework cannot observe
-    # each production of the case (ir.productions: ``y = op(x)``) whose pair the expectation
-    # relates, as it was right after its step, by the memory probe: {"step", "result", "input",
-    # "class"} (a kinds.relations class: same_object, view or copy). The expectations are
-    # checked at the end of the case, when a later step may have moved a buffer (Paddle's
-    # contiguous() re-buffers its receiver in place). Empty for an outcome that checked nothing
-    productions: list[dict[str, Any]] = field(default_factory=list)
 
 
 class _Stop(Exception):
@@ -490,6 +452,3 @@ def _qualname(tp: type) -> str:
     return tp.__qualname__ if module == "builtins" else f"{module}.{tp.__qualname__}"
 
 
-# the classes an Outcome is made of: what conformance.codec may build when the sandbox's
-# parent reads one
-OUTCOME_TYPES: tuple[type, ...] = (Outcome, StepRecord, ErrorInfo, Mismatch, Location, ResultKey)

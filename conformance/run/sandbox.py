@@ -64,8 +64,8 @@ from typing import Any
 
 from conformance import codec, kinds, registry
 from conformance.model import CASE_TYPES, Case
+from conformance.outcomes import OUTCOME_TYPES
 from conformance.run.caches import CompilerCaches, open_caches
-from conformance.run.engine import OUTCOME_TYPES
 
 # what each end may build from the other's messages
 _FROM_PARENT = codec.Allowlist((*CASE_TYPES, *kinds.value_types()))

@@ -1,7 +1,7 @@
 """Outcomes kept across runs, so that a re-run recomputes only the items whose inputs changed
 (issue 33; docs/performance.md, "Only what changed").
 
-An entry is one item's :class:`~conformance.run.engine.Outcome` and what its framework
+An entry is one item's :class:`~conformance.outcomes.Outcome` and what its framework
 process said of the framework (version, devices), named by a SHA-256 of everything the
 outcome depends on:
 
@@ -23,7 +23,7 @@ raised: the next run tries again), never an item whose process crashed because o
 The store lives beside the case cache and follows its rules (:mod:`conformance.load.cache`):
 ``$CONFORMANCE_CACHE_DIR/outcomes`` or ``~/.cache/conformance/outcomes``, outside every
 checkout, the user's own, each entry signed with the folder's key (an entry planted or
-copied in is a miss) and decoded by an allowlist (``engine.OUTCOME_TYPES``): bytes written by
+copied in is a miss) and decoded by an allowlist (``outcomes.OUTCOME_TYPES``): bytes written by
 someone else give at most a recomputed item.
 
 Pure: no framework, no pytest.
@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterable
 from conformance import codec, kinds, registry
 from conformance.load.cache import CACHE_ENV, CacheRefused, open_directory, user_cache_folder, write_signed
 from conformance.model import CASE_TYPES, Case
-from conformance.run.engine import ERROR, OUTCOME_TYPES, Outcome
+from conformance.outcomes import ERROR, OUTCOME_TYPES, Outcome
 
 SUBFOLDER = "outcomes"
 SUFFIX = ".outcome"
