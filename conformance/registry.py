@@ -11,19 +11,19 @@ and their operation tables imports no framework.
 
 from __future__ import annotations
 
+import builtins
 import copy
 import importlib
 import importlib.util
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Collection, Mapping
 
 from conformance import claims
-from conformance.load.reader import Vocabulary, exception_names
 
 # the one registration of a built-in framework
 BUILTIN = {
@@ -250,6 +250,33 @@ def known_operations() -> set[str]:
     for name in adapter_specs():
         keys |= set(get_adapter(name).ops)
     return keys
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """What names a case file may use, which the loader checks it against.
+    ``frameworks``: by default the registered ones. ``operations=None`` skips the operation
+    check. ``strings``: the strings a step may pass besides dtype and device names (those
+    some adapter's operations take, e.g. a test adapter's state names)."""
+
+    frameworks: Collection[str] = field(default_factory=lambda: tuple(framework_names()))
+    operations: Collection[str] | None = None
+    claims: Collection[str] | None = None
+    strings: Collection[str] = ()
+    # framework -> the exception type names an expectation may give it (exception_names()
+    # of its adapter's exception_types); a framework not in it, or None, is not checked
+    exception_types: Mapping[str, Collection[str]] | None = None
+
+
+BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
+                               if isinstance(value, type) and issubclass(value, BaseException))
+
+
+def exception_names(declared: Collection[str]) -> frozenset[str]:
+    """The names an ``error.<fw>.type`` may give for a framework whose adapter declares
+    ``declared`` (qualified names, ``module.Class``, as the engine records them): each as
+    written and by its class name, and Python's builtin exceptions."""
+    return frozenset(declared) | {name.rsplit(".", 1)[-1] for name in declared} | BUILTIN_EXCEPTIONS
 
 
 def vocabulary() -> Vocabulary:

@@ -17,8 +17,9 @@ LAYERS: list[tuple[str, ...]] = [
      "conformance.rules"),
     ("conformance.load.yamlsrc", "conformance.load.yamlerrors", "conformance.load.fields"),  # YAML values, positions
     ("conformance.kinds",),  # the assertion kinds, read with those values
+    ("conformance.registry",),  # which frameworks there are, and the names case files may use
     ("conformance.load", "conformance.adapters"),  # case files into Cases; the frameworks
-    ("conformance.registry", "conformance.run"),  # which frameworks there are; running a case
+    ("conformance.run",),  # running a case
     ("conformance.report", "conformance.site"),  # results and pages; the site, a report of many pages
     ("conformance.plugin",),  # pytest
     ("conformance.tools", "conformance.discover", "conformance.__main__"),  # the command; generated programs
@@ -27,13 +28,9 @@ LAYERS: list[tuple[str, ...]] = [
 PACKAGE = "conformance"
 # (module, imported): deferred imports that go up a layer, and why
 DEFERRED_UP = {
-    ("conformance.load.reader", "conformance.registry"):
-        "Vocabulary() defaults to the registered frameworks, asked when one is made",
-    ("conformance.adapters.base", "conformance.registry"):
-        "the cross-framework DLPack operations are built by the registry from every adapter's declaration",
-    ("conformance.adapters.mindspore_adapter", "conformance.registry"):
-        "MindSpore exports no DLPack: its table marks each fn:<name>_from_dlpack the registry makes not applicable, "
-        "with that reason",
+    ("conformance.registry", "conformance.adapters.base"):
+        "NotApplicable, raised where a case hands a tensor to a framework that is not installed or has no "
+        "fn:from_dlpack: the registry lists adapter classes without importing their modules until asked",
 }
 
 

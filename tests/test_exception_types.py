@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from conformance import registry
-from conformance.load.reader import BUILTIN_EXCEPTIONS
+from conformance.registry import BUILTIN_EXCEPTIONS
 
 # every exception class defined in the framework's package, warnings aside, after the
 # adapter imported it; named as the engine records a step's exception type

@@ -24,9 +24,10 @@ from conformance.kinds.base import Checking, TensorKind
 from conformance.load import fields
 from conformance.load.cache import ENTRY_TYPES
 from conformance.load.inputs import NAME_PATTERN
-from conformance.load.reader import Vocabulary, exception_names, load_text
+from conformance.load.reader import load_text
 from conformance.model import ERROR_KINDS, Case, ResultKey
 from conformance.outcomes import FAIL, PASS
+from conformance.registry import Vocabulary, exception_names
 from conformance.report import analysis
 from conformance.report.diff import compare, render_text
 from conformance.report.failure import render_failure

@@ -13,11 +13,10 @@ types come in through :class:`Vocabulary`.
 
 from __future__ import annotations
 
-import builtins
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Collection, Mapping, cast
+from typing import Any, cast
 
 from conformance import rules
 from conformance.kinds.base import ParseContext
@@ -28,6 +27,7 @@ from conformance.load.overrides import read_claims, read_documentation, read_ove
 from conformance.load.steplist import StepListReader
 from conformance.load.yamlsrc import MAX_FILE_BYTES, YList, YMap, find_text, folded_into, parse, too_large
 from conformance.model import Case, Expect
+from conformance.registry import Vocabulary
 from conformance.source import CaseFormatError, Location, raise_all, split
 
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
@@ -38,39 +38,6 @@ CASE_KEYS = ("id", "title", "tags", "claims", "references", "device", "given", "
              "expect", "frameworks", "documentation")
 REQUIRED_CASE_KEYS = ("id", "title", "steps", "expect")
 DEVICES = ("cpu", "cuda")
-
-
-def _registered_frameworks() -> tuple[str, ...]:
-    from conformance import registry  # which imports this module: asked when a Vocabulary is made
-
-    return tuple(registry.framework_names())
-
-
-@dataclass(frozen=True)
-class Vocabulary:
-    """What names are valid. ``frameworks``: by default the registered ones
-    (conformance.registry). ``operations=None`` skips the operation check. ``strings``: the
-    strings a step may pass besides dtype and device names (those some adapter's operations
-    take, e.g. a test adapter's state names)."""
-
-    frameworks: Collection[str] = field(default_factory=_registered_frameworks)
-    operations: Collection[str] | None = None
-    claims: Collection[str] | None = None
-    strings: Collection[str] = ()
-    # framework -> the exception type names an expectation may give it (exception_names()
-    # of its adapter's exception_types); a framework not in it, or None, is not checked
-    exception_types: Mapping[str, Collection[str]] | None = None
-
-
-def exception_names(declared: Collection[str]) -> frozenset[str]:
-    """The names an ``error.<fw>.type`` may give for a framework whose adapter declares
-    ``declared`` (qualified names, ``module.Class``, as the engine records them): each as
-    written and by its class name, and Python's builtin exceptions."""
-    return frozenset(declared) | {name.rsplit(".", 1)[-1] for name in declared} | BUILTIN_EXCEPTIONS
-
-
-BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
-                               if isinstance(value, type) and issubclass(value, BaseException))
 
 
 @dataclass
