@@ -32,7 +32,7 @@ STAGES = textwrap.dedent("""
     from pathlib import Path
     import yaml
     from conformance import registry
-    from conformance.load import yamlsrc
+    from conformance.yamlvalues import yamlsrc
     from conformance.load.reader import load_text
 
     vocabulary = registry.vocabulary()

@@ -15,7 +15,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("conformance.model", "conformance.ir", "conformance.source", "conformance.limits", "conformance.codec",
      "conformance.escaping", "conformance.outcomes", "conformance.claims", "conformance.releases",
      "conformance.rules"),
-    ("conformance.load.yamlsrc", "conformance.load.yamlerrors", "conformance.load.fields"),  # YAML values, positions
+    ("conformance.yamlvalues",),  # YAML values that keep their positions
     ("conformance.kinds",),  # the assertion kinds, read with those values
     ("conformance.registry",),  # which frameworks there are, and the names case files may use
     ("conformance.load", "conformance.adapters"),  # case files into Cases; the frameworks

@@ -61,7 +61,7 @@ def vocabulary() -> loader.Vocabulary:
 
 class _TextKeysLoader(yaml.SafeLoader):
     """``yaml.safe_load``, except that a mapping key is the text written, as the suite's
-    reader (conformance/load/yamlsrc.py) and YAML 1.2 editors read it: under plain safe_load a
+    reader (conformance/yamlvalues/yamlsrc.py) and YAML 1.2 editors read it: under plain safe_load a
     tensor named ``on`` or ``no`` would be the key True / False, which a schema's
     ``propertyNames`` does not check."""
 

@@ -69,16 +69,16 @@ from conformance import (
 )
 from conformance.ir import names_bound, names_read, operations_of, strings_of  # noqa: E402
 from conformance.limits import MAX_ELEMENTS  # noqa: E402
-from conformance.load import yamlerrors, yamlsrc
 from conformance.load.inputs import TENSOR_KEYS  # noqa: E402
 from conformance.load.overrides import OVERRIDE_KEYS  # noqa: E402
 from conformance.load.reader import CASE_KEYS, LoadResult, load_file, load_text  # noqa: E402
 from conformance.load.steplist import MAX_STEPS  # noqa: E402
 from conformance.load.steps import BLOCKS, MAX_STEP_CHARS, parse_step_uses  # noqa: E402
-from conformance.load.yamlsrc import YList, YMap, parse  # noqa: E402
 from conformance.model import CLAIM_STANCES, DTYPES, ERROR_KINDS, CaseFormatError  # noqa: E402
 from conformance.rules import RULES
 from conformance.tools.lint import lint_paths  # noqa: E402
+from conformance.yamlvalues import yamlerrors, yamlsrc
+from conformance.yamlvalues.yamlsrc import YList, YMap, parse  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 VOCAB = registry.vocabulary()

@@ -40,10 +40,11 @@ import pytest
 import yaml
 
 from conformance import limits, registry
-from conformance.load import fields, steplist, steps, yamlsrc
+from conformance.load import steplist, steps
 from conformance.load.reader import LoadResult, Vocabulary, load_file, load_text
 from conformance.model import CaseFormatError
 from conformance.tools.lint import lint_paths
+from conformance.yamlvalues import fields, yamlsrc
 
 pytest_plugins = ["pytester"]
 

@@ -21,7 +21,6 @@ from results_factory import case_info, document, record
 
 from conformance import kinds
 from conformance.kinds.base import Checking, TensorKind
-from conformance.load import fields
 from conformance.load.cache import ENTRY_TYPES
 from conformance.load.inputs import NAME_PATTERN
 from conformance.load.reader import load_text
@@ -37,6 +36,7 @@ from conformance.source import CaseFormatError, Location
 from conformance.tools import lint
 from conformance.tools import schema as schema_tool
 from conformance.tools.observe import observe, probe_expect, render
+from conformance.yamlvalues import fields
 
 VOCAB = Vocabulary(frameworks=("numpy", "torch", "paddle"),
                    operations={"method:clone", "method:add_", "method:view", "method:leafy_", "method:warn"})

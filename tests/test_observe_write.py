@@ -15,9 +15,9 @@ import pytest
 
 from conformance import registry
 from conformance.load.reader import load_file, load_text
-from conformance.load.yamlsrc import MAX_FILE_BYTES
 from conformance.tools.casewrite import Update, WriteRefused, rewrite
 from conformance.tools.lint import lint_paths
+from conformance.yamlvalues.yamlsrc import MAX_FILE_BYTES
 
 ROOT = Path(__file__).resolve().parent.parent
 FRAMEWORKS = list(registry.BUILTIN)

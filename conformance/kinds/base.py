@@ -5,7 +5,7 @@ In the spirit of test262's linter (a tiny base class, one class per rule), each 
 
 1. **parses** its YAML value and validates it, failing with a located
    :class:`~conformance.source.CaseFormatError` (:meth:`Kind.parse`, with the helpers of
-   :mod:`conformance.load.fields`), and gives its JSON Schema fragment (:meth:`Kind.schema`);
+   :mod:`conformance.yamlvalues.fields`), and gives its JSON Schema fragment (:meth:`Kind.schema`);
 2. **observes** through the adapter's probes and 3. **checks**, recording what it observed
    and producing the text of each mismatch (:meth:`Kind.check`, given a :class:`Checking`:
    the engine's view of the case that ran);
@@ -32,9 +32,9 @@ from dataclasses import replace
 from typing import Any, ClassVar, Collection, Mapping, NamedTuple, Protocol, Sequence
 
 from conformance.ir import Step
-from conformance.load import fields
 from conformance.model import DROPPED, Case, ResultKey
 from conformance.source import CaseFormatError, Location, raise_all, split
+from conformance.yamlvalues import fields
 
 _new_key = tuple.__new__
 

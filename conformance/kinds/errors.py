@@ -10,9 +10,9 @@ from typing import Any, Collection, Mapping, Sequence
 
 from conformance import rules
 from conformance.kinds.base import ERRORS, WARNINGS, Checking, ParseContext, WholeKind
-from conformance.load import fields
 from conformance.model import ERROR_KINDS, ResultKey
 from conformance.source import CaseFormatError, Location, raise_all, split
+from conformance.yamlvalues import fields
 
 
 @dataclass(frozen=True)

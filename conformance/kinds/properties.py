@@ -8,10 +8,10 @@ from typing import Any, ClassVar, Collection, Mapping
 
 from conformance import limits
 from conformance.kinds.base import Checking, TensorKind, expressible, plain, short_repr
-from conformance.load import fields
-from conformance.load.yamlsrc import YMap
 from conformance.model import DTYPES, Case, ResultKey
 from conformance.source import CaseFormatError, Location
+from conformance.yamlvalues import fields
+from conformance.yamlvalues.yamlsrc import YMap
 
 
 class _Array(TensorKind):

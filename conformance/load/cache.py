@@ -45,11 +45,12 @@ from typing import Callable, Iterable, Mapping
 
 import yaml
 
-from conformance import codec, ir, kinds, limits, model, source
+from conformance import codec, ir, kinds, limits, model, rules, source
 from conformance.codec import CodecError
-from conformance.load import expect, fields, inputs, overrides, steplist, steps, yamlerrors, yamlsrc
+from conformance.load import expect, inputs, overrides, steplist, steps
 from conformance.load import reader as loader
 from conformance.load.reader import LoadResult, Vocabulary, load_bytes, load_file, read_case_file, unreadable
+from conformance.yamlvalues import fields, yamlerrors, yamlsrc
 
 CACHE_ENV = "CONFORMANCE_CACHE_DIR"
 DISABLED = ("off", "0", "none", "")
@@ -114,8 +115,8 @@ def write_signed(path: Path, signature: bytes, payload: bytes) -> None:
 def _code_fingerprint() -> bytes:
     digest = hashlib.sha256()
     # the loader's modules, and every assertion kind's (each parses its own expect entries)
-    loading = (model, ir, source, yamlsrc, yamlerrors, steps, fields, inputs, steplist, overrides, expect, loader,
-               limits, codec, sys.modules[__name__])
+    loading = (model, ir, source, rules, yamlsrc, yamlerrors, steps, fields, inputs, steplist, overrides, expect,
+               loader, limits, codec, sys.modules[__name__])
     parsing = sorted({kinds, *(sys.modules[cls.__module__] for kind in kinds.KINDS for cls in type(kind).__mro__
                                if cls.__module__.startswith("conformance.kinds"))}, key=lambda m: m.__name__)
     for module in (*loading, *parsing):

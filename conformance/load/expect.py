@@ -7,10 +7,10 @@ from typing import Any
 
 from conformance import kinds, rules
 from conformance.kinds.base import ParseContext
-from conformance.load import fields
-from conformance.load.yamlsrc import YMap
 from conformance.model import Expect, ResultKey
 from conformance.source import CaseFormatError, Location, raise_all, split
+from conformance.yamlvalues import fields
+from conformance.yamlvalues.yamlsrc import YMap
 
 
 def read_expect(raw: Any, loc: Location, ctx: ParseContext, what: str, partial: bool = False,

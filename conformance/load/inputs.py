@@ -8,10 +8,10 @@ import re
 from typing import Any
 
 from conformance.limits import MAX_ELEMENTS
-from conformance.load import fields
-from conformance.load.yamlsrc import YMap
 from conformance.model import DTYPES, Generated, TensorSpec
 from conformance.source import CaseFormatError, Location, split
+from conformance.yamlvalues import fields
+from conformance.yamlvalues.yamlsrc import YMap
 
 TENSOR_KEYS = ("data", "real", "imag", "shape", "fill", "arange", "dtype", "requires_grad",
                "type", "writeable")

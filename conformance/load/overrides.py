@@ -8,12 +8,12 @@ from typing import Collection
 
 from conformance import rules
 from conformance.kinds.base import ParseContext
-from conformance.load import fields
 from conformance.load.expect import read_expect, replaced_whole
-from conformance.load.yamlsrc import YList, YMap
 from conformance.model import CLAIM_STANCES, Documented, Expect, ExpectOverride, FrameworkOverride
 from conformance.releases import EXAMPLES, specifier_problem
 from conformance.source import CaseFormatError, Location, raise_all, split
+from conformance.yamlvalues import fields
+from conformance.yamlvalues.yamlsrc import YList, YMap
 
 OVERRIDE_KEYS = ("reason", "expect", "not_applicable", "claims", "versions")
 DOCUMENTED_KEYS = ("says", "source", "contradicts")

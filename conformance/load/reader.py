@@ -20,15 +20,15 @@ from typing import Any, cast
 
 from conformance import rules
 from conformance.kinds.base import ParseContext
-from conformance.load import fields
 from conformance.load.expect import read_expect
 from conformance.load.inputs import TENSOR_KEYS, read_given
 from conformance.load.overrides import read_claims, read_documentation, read_overrides
 from conformance.load.steplist import StepListReader
-from conformance.load.yamlsrc import MAX_FILE_BYTES, YList, YMap, find_text, folded_into, parse, too_large
 from conformance.model import Case, Expect
 from conformance.registry import Vocabulary
 from conformance.source import CaseFormatError, Location, raise_all, split
+from conformance.yamlvalues import fields
+from conformance.yamlvalues.yamlsrc import MAX_FILE_BYTES, YList, YMap, find_text, folded_into, parse, too_large
 
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 # characters of a case id: it names the case's page of the site (conformance.site.urls) and

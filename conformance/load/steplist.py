@@ -8,11 +8,11 @@ from typing import Any, Collection
 
 from conformance import rules
 from conformance.ir import Const, Step, names_bound, names_read
-from conformance.load import fields
 from conformance.load.steps import BLOCKS, names_assigned, parse_step_uses
-from conformance.load.yamlsrc import YList, YMap
 from conformance.model import DEVICE_NAME, DTYPES
 from conformance.source import CaseFormatError, Location
+from conformance.yamlvalues import fields
+from conformance.yamlvalues.yamlsrc import YList, YMap
 
 MAX_STEPS = 200
 

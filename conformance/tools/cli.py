@@ -650,11 +650,11 @@ def cmd_lint(args: argparse.Namespace, extra: list[str]) -> int:
 
 def cmd_observe(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance import registry
-    from conformance.load.fields import did_you_mean
     from conformance.load.reader import load_file
     from conformance.run.sandbox import Sandbox
     from conformance.tools.lint import case_files
     from conformance.tools.observe import observe, render
+    from conformance.yamlvalues.fields import did_you_mean
 
     if args.force and not args.write:
         print("conformance observe: --force only goes with --write", file=sys.stderr)

@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from conformance.ir import operations_of, operator_keys
-from conformance.load import fields
-from conformance.load.yamlsrc import YList, parse
 from conformance.model import Case
 from conformance.source import CaseFormatError, CaseFormatErrors, Location, split
+from conformance.yamlvalues import fields
+from conformance.yamlvalues.yamlsrc import YList, parse
 
 LISTS_FOLDER = Path(__file__).resolve().parent.parent / "data" / "coverage"
 SETS = ("views", "inplace")

@@ -3,7 +3,7 @@
 ``steplist``, ``overrides``, ``expect``) and by the assertion kinds (``conformance.kinds``),
 which parse their own ``expect`` entries with them.
 
-Plain functions over the YAML reader's values (:mod:`conformance.load.yamlsrc`); nothing
+Plain functions over the YAML reader's values (:mod:`conformance.yamlvalues.yamlsrc`); nothing
 here imports a framework.
 """
 
@@ -17,8 +17,8 @@ from typing import Any, Collection, Iterable, NoReturn, Sequence, cast
 from conformance import rules
 from conformance.ir import Step
 from conformance.limits import MAX_ELEMENTS
-from conformance.load.yamlsrc import YList, YMap, location_of
 from conformance.source import CaseFormatError, CaseFormatErrors, Location
+from conformance.yamlvalues.yamlsrc import YList, YMap, location_of
 
 MAX_DIMS = 32  # per shape; NumPy allows 64, and no case needs more than a few
 MAX_REGEX_GROUP_DEPTH = 50  # 'match' patterns quote a message; re itself fails somewhere past 400

@@ -20,8 +20,8 @@ from typing import Any
 import yaml
 from yaml.constructor import SafeConstructor
 
-from conformance.load import yamlerrors
 from conformance.source import CaseFormatError, Location
+from conformance.yamlvalues import yamlerrors
 
 MAX_FILE_BYTES = 1_000_000
 MAX_DEPTH = 32  # levels of nested mappings and lists; the corpus needs about 10
