@@ -474,6 +474,12 @@ class Adapter(ArrayProbes):
     # errors are that framework's; its overrides apply first, then this mode's own); None for
     # an eager framework. The adapter's compile(fn) returns the compiled function
     compiles: ClassVar[str | None] = None
+    # A framework whose adapter derives from another registered framework's (not a compiled
+    # mode): the framework whose case overrides apply to its items first, then its own
+    # (``"numpy"``: a case's numpy override holds for it too), or None: only its own. It must
+    # say which, in its class: the registry refuses a derived adapter that leaves it unsaid,
+    # since an override silently not applying fails items the parent passes
+    overrides_from: ClassVar[str | None] = None
     # None: the framework's arrays can be changed. A framework whose arrays are immutable
     # declares here, once, how it refuses a mutation (Immutability); the engine records the
     # refusal as the step's error of kind "immutable"
@@ -503,9 +509,10 @@ class Adapter(ArrayProbes):
     def lineage(cls) -> tuple[str, ...]:
         """The frameworks whose case overrides apply before this adapter's own, in that order:
         for a compiled mode, the framework it compiles, then each compiled mode its class
-        derives from (torch_inductor: torch, torch_compile); () for an eager framework."""
+        derives from (torch_inductor: torch, torch_compile); for a framework derived from
+        another, the one it names in :attr:`overrides_from`; () for any other."""
         if not cls.compiles:
-            return ()
+            return (cls.overrides_from,) if cls.overrides_from else ()
         modes = [c.__dict__["name"] for c in cls.__mro__[1:]
                  if getattr(c, "compiles", None) == cls.compiles and "name" in c.__dict__]
         return (cls.compiles, *reversed(modes))

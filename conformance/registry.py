@@ -68,8 +68,15 @@ def framework_names() -> list[str]:
 
 
 def eager_names() -> list[str]:
-    """The registered frameworks that are no compiled mode (whose lineage is empty)."""
-    return [name for name in framework_names() if not lineage(name)]
+    """The registered frameworks that are no compiled mode."""
+    return [name for name in framework_names() if not compiles(name)]
+
+
+def compiles(name: str) -> str | None:
+    """The framework a compiled mode runs compiled; None for a framework that is no compiled
+    mode, or cannot be loaded."""
+    cls = adapter_class(name)
+    return None if cls is None else cls.compiles
 
 
 @lru_cache(maxsize=None)
@@ -114,8 +121,9 @@ def framework(name: str) -> Framework:
 def lineage(name: str) -> tuple[str, ...]:
     """The frameworks whose overrides apply to ``name``'s items before its own, in the order
     they apply: for a compiled mode, the framework it compiles, then each compiled mode its
-    adapter class derives from (torch_inductor: torch, torch_compile); () for an eager
-    framework or one that cannot be loaded."""
+    adapter class derives from (torch_inductor: torch, torch_compile); for a framework derived
+    from another, the one its ``overrides_from`` names; () for any other, or one that cannot
+    be loaded. Whether a framework is a compiled mode is :func:`compiles`."""
     cls = adapter_class(name)
     return () if cls is None else cls.lineage()
 
@@ -220,7 +228,35 @@ def get_adapter(name: str) -> Any:
     if adapter.name != name:
         return BrokenAdapter(name, f"adapter registered as {name!r} ({spec}) calls itself {adapter.name!r}; "
                                    "the entry point name and the class's 'name' must be the same")
+    unsaid = overrides_unsaid(name, type(adapter))
+    if unsaid is not None:
+        if name in BUILTIN:
+            raise TypeError(unsaid)
+        return BrokenAdapter(name, unsaid)
     return adapter
+
+
+def overrides_unsaid(name: str, cls: type) -> str | None:
+    """Why an adapter class that derives from another registered framework's adapter, and is
+    no compiled mode, may not run: it does not say, in ``overrides_from``, whether that
+    framework's case overrides apply to its items; None when it says, or derives from none."""
+    if getattr(cls, "compiles", None):
+        return None
+    for other, spec in adapter_specs().items():
+        if other == name:
+            continue
+        try:
+            parent = _load(spec)
+        except Exception:
+            continue
+        if not (isinstance(parent, type) and parent is not cls and issubclass(cls, parent)):
+            continue
+        said = any("overrides_from" in c.__dict__ for c in cls.__mro__[:cls.__mro__.index(parent)])
+        if not said:
+            return (f"adapter {name!r} ({adapter_specs()[name]}) derives from the adapter of {other!r} and does not "
+                    f"say whether {other}'s case overrides apply to its items: set overrides_from = {other!r} in "
+                    "its class (they apply first, then its own) or overrides_from = None (only its own)")
+    return None
 
 
 class BrokenAdapter:

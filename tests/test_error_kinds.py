@@ -198,7 +198,7 @@ def test_the_same_situation_has_the_same_kind_on_every_framework() -> None:
     by_step: dict[tuple[str, int], dict[str, str]] = {}
     for case, framework, step, _type, _message, kind in recorded_errors():
         # a compiled mode's refusal is its compiler's, not the situation the eager ones meet
-        if kind != "immutable" and not registry.lineage(framework):
+        if kind != "immutable" and not registry.compiles(framework):
             by_step.setdefault((case, step), {})[framework] = kind
     differing = {f"{case} step {step}: {kinds}" for (case, step), kinds in by_step.items()
                  if len(set(kinds.values())) > 1 and case not in DIFFERENT_SITUATIONS}

@@ -13,7 +13,10 @@ from probe_adapters.frozen import FrozenAdapter
 
 from conformance import registry
 from conformance.adapters.base import Adapter
-from conformance.load.reader import DEVICES, Vocabulary
+from conformance.adapters.numpy_adapter import NumpyAdapter
+from conformance.load.reader import DEVICES, Vocabulary, load_text
+from conformance.outcomes import FAIL, PASS
+from conformance.run.engine import run
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTOGRAD_PROPERTIES = {"grad", "requires_grad", "is_leaf"}
@@ -162,3 +165,53 @@ def test_an_adapter_class_is_an_adapter() -> None:
     for name in registry.framework_names():
         assert issubclass(registry.adapter_class(name), Adapter)
     assert issubclass(FrozenAdapter, Adapter)
+
+
+class _DerivedUnsaid(NumpyAdapter):
+    name = "numpy_derived"
+
+
+class _DerivedFollowing(NumpyAdapter):
+    name = "numpy_derived"
+    overrides_from = "numpy"
+
+
+class _DerivedOwn(NumpyAdapter):
+    name = "numpy_derived"
+    overrides_from = None
+
+
+DERIVED_CASE = """\
+cases:
+  - id: registry.derived.clone
+    title: "a copy, which the shared expectation gets wrong on purpose and NumPy's override right"
+    given: {x: [1.0, 2.0]}
+    steps:
+      - y = x.clone()
+    expect: {shares_memory: {y & x: true}}
+    frameworks:
+      numpy:
+        reason: "a test case: the override is what holds"
+        expect: {shares_memory: {y & x: false}}
+"""
+
+
+def test_a_derived_adapter_must_say_whether_its_parents_overrides_apply(monkeypatch: pytest.MonkeyPatch) -> None:
+    specs = {**registry.adapter_specs(), "numpy_derived": "tests:Derived"}
+    monkeypatch.setattr(registry, "adapter_specs", lambda: specs)
+    assert registry.overrides_unsaid("numpy_derived", _DerivedUnsaid) == (
+        "adapter 'numpy_derived' (tests:Derived) derives from the adapter of 'numpy' and does not say whether numpy's "
+        "case overrides apply to its items: set overrides_from = 'numpy' in its class (they apply first, then its "
+        "own) or overrides_from = None (only its own)")
+    assert registry.overrides_unsaid("numpy_derived", _DerivedFollowing) is None
+    assert registry.overrides_unsaid("numpy_derived", _DerivedOwn) is None
+    assert registry.overrides_unsaid("torch_inductor", registry.adapter_class("torch_inductor")) is None  # compiled
+
+
+def test_a_derived_framework_gets_its_parents_overrides_only_when_it_says_so() -> None:
+    vocabulary = Vocabulary(frameworks=[*registry.framework_names(), "numpy_derived"])
+    (case,) = load_text(DERIVED_CASE, "t.yaml", vocabulary).cases
+    assert run(case, registry.get_adapter("numpy")).verdict == PASS
+    assert _DerivedFollowing.lineage() == ("numpy",) and _DerivedOwn.lineage() == ()
+    assert run(case, _DerivedFollowing()).verdict == PASS
+    assert run(case, _DerivedOwn()).verdict == FAIL

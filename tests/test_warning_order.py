@@ -94,7 +94,7 @@ def fresh_results(framework: str) -> dict[str, list]:
     item in a fresh process with the adapter's resets, which is what the suite runs."""
     adapter = registry.get_adapter(framework)
     adapter.setup()
-    if not registry.lineage(framework):
+    if not registry.compiles(framework):
         states = [replace(state, reset=None) for state in adapter.global_states()]
         adapter.global_states = lambda: states
     results = {}

@@ -358,7 +358,7 @@ def selected_frameworks(config: pytest.Config) -> list[str] | None:
         if bad:
             raise pytest.UsageError(f"--modes: unknown mode(s) {', '.join(bad)}; known: {', '.join(MODES)} "
                                     "(a single compiled mode is a framework: --frameworks torch_compile)")
-        names = [n for n in names if ("compiled" if registry.lineage(n) else "eager") in chosen]
+        names = [n for n in names if ("compiled" if registry.compiles(n) else "eager") in chosen]
     return names
 
 

@@ -159,7 +159,7 @@ class Report:
 def build(results: dict[str, Any]) -> Report:
     cases: dict[str, dict[str, Any]] = results.get("cases", {})
     everything = registry.report_order(results["environment"]["frameworks"])
-    parents = {fw: registry.lineage(fw)[0] for fw in everything if registry.lineage(fw)}
+    parents = {fw: parent for fw in everything for parent in [registry.compiles(fw)] if parent}
     frameworks = [fw for fw in everything if fw not in parents]
     by_case: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     compiled_by_case: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)

@@ -68,7 +68,8 @@ class Changelog:
 def _of(record: dict[str, Any], framework: str) -> bool:
     """Whether a record is of the framework or of one of its compiled modes."""
     name = record.get("framework") or ""
-    return name == framework or (name in registry.framework_names() and framework in registry.lineage(name))
+    return name == framework or (name in registry.framework_names() and registry.compiles(name) is not None
+                                 and framework in registry.lineage(name))
 
 
 def column(name: str, document: dict[str, Any]) -> ReleaseColumn:
@@ -79,7 +80,7 @@ def column(name: str, document: dict[str, Any]) -> ReleaseColumn:
         return ReleaseColumn(release["framework"], release["version"], name, document, release.get("error"))
     ran = sorted({r["framework"] for r in document["results"]
                   if r.get("outcome") != "skipped" and r.get("framework") is not None})
-    eager = sorted({fw for fw in ran if not (fw in registry.framework_names() and registry.lineage(fw))})
+    eager = sorted({fw for fw in ran if not (fw in registry.framework_names() and registry.compiles(fw))})
     if len(eager) != 1:
         raise ChangelogError(f"{name}: not the results of one framework's release (its items ran on "
                              f"{', '.join(ran) or 'nothing'}); give the files conformance matrix writes")

@@ -272,10 +272,9 @@ def frameworks_of(release: Release, modes: str) -> list[str]:
     chosen = [m.strip() for m in modes.split(",") if m.strip()]
     names = []
     for name in registry.framework_names():
-        lineage = registry.lineage(name)
         if name == release.framework and "eager" in chosen:
             names.append(name)
-        elif lineage and lineage[0] == release.framework and "compiled" in chosen:
+        elif registry.compiles(name) == release.framework and "compiled" in chosen:
             names.append(name)
     return names
 
