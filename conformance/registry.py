@@ -334,8 +334,9 @@ def vocabulary() -> Vocabulary:
 def case_schema() -> dict[str, Any]:
     """The JSON Schema of a case file for the registered frameworks (``conformance schema``).
 
-    The shipped file (conformance/data/case.schema.json, for editors) keys two mappings by
-    framework name, an override per framework and an error's detail per framework, and
+    The shipped file (conformance/data/case.schema.json, for editors) keys three mappings by
+    framework name, an override per framework, the documentation per framework and an
+    error's detail per framework, and
     lists the built-in frameworks there, in :data:`BUILTIN`'s order (tests/test_case_schema.py
     checks it). Here each such mapping lists every registered framework instead, each with
     the built-ins' definition, so that a framework registered through the entry point is
