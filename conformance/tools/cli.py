@@ -1,22 +1,9 @@
 """The ``conformance`` command: a thin face over pytest and the library functions.
 
-    conformance run [PATHS] [PYTEST ARGS...]  run the corpus; write reports/results.json,
-                                              reports/behaviour.md and reports/behaviour.html
-                                              (a partial run: reports/partial/ instead)
-    conformance report RESULTS.json [--check] render (or check) the behaviour reports
-    conformance diff OLD.json NEW.json        what changed between two runs
-    conformance site RESULTS.json... [--out DIR]  the behaviour reference as a static site (docs/site.md)
-    conformance lint [PATHS]                  check case files: path:line:col: CODE message
-    conformance observe CASE-ID|FILE [--write] run a case's steps, print what happened as expect YAML
-                                              (--write: into the case file)
-    conformance new FAMILY/NAME               scaffold cases/FAMILY/NAME.yaml
-    conformance list                          list the cases (id, file:line, claims)
-    conformance ops                           print the operation vocabulary (Markdown)
-    conformance coverage [--check]            the frameworks' own view-op and in-place lists, and
-                                              which cases cover each entry (Markdown)
-    conformance frameworks                    the registered frameworks and their capabilities
-    conformance schema                        the case-file JSON Schema for the registered frameworks
-    conformance --version                     conformance's version and each framework's found
+``conformance --help`` lists every command with what it does (argparse writes the list
+from the commands themselves, so none is left out); ``conformance COMMAND --help`` gives a
+command's options. ``conformance --version`` prints conformance's version and each
+framework's found.
 """
 
 from __future__ import annotations
@@ -904,8 +891,9 @@ def cmd_schema(args: argparse.Namespace, extra: list[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     from conformance.run.sandbox import DEFAULT_TIMEOUT_S  # the item timeout; the module imports no framework
 
-    parser = argparse.ArgumentParser(prog="conformance", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="conformance", description="The behaviour of array and tensor frameworks: "
+                                     "in-place, view and copy semantics, case by case. `conformance COMMAND --help` "
+                                     "gives a command's options.")
     parser.add_argument("--version", action=_Version, nargs=0,
                         help="print the version of conformance and of each framework found, and exit")
     sub = parser.add_subparsers(dest="command", required=True)
