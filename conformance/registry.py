@@ -341,8 +341,20 @@ def case_schema() -> dict[str, Any]:
     checks it). Here each such mapping lists every registered framework instead, each with
     the built-ins' definition, so that a framework registered through the entry point is
     valid in a case file without touching the file."""
+    return _schema_for(framework_names())
+
+
+def builtin_case_schema() -> dict[str, Any]:
+    """The shipped schema file's content: each framework-keyed mapping lists the built-in
+    frameworks, in :data:`BUILTIN`'s order (``conformance regen`` writes it)."""
+    return _schema_for(list(BUILTIN))
+
+
+def _schema_for(names: list[str]) -> dict[str, Any]:
+    """The shipped schema with each mapping keyed by framework name (found by its listing
+    every built-in) listing ``names`` instead, each with the built-ins' definition."""
     schema = json.loads(CASE_SCHEMA_FILE.read_text(encoding="utf-8"))
-    names, builtin = framework_names(), list(BUILTIN)
+    builtin = list(BUILTIN)
 
     def visit(node: Any) -> None:
         if isinstance(node, dict):

@@ -48,7 +48,7 @@ def test_case_family_matches_its_folder(corpus: list[Case]) -> None:
 
 def test_operations_doc_is_generated_from_the_adapters() -> None:
     assert (ROOT / "docs" / "operations.md").read_text() == operations_markdown(), (
-        "docs/operations.md is stale: run 'conformance ops > docs/operations.md'")
+        "docs/operations.md is stale: run 'conformance regen'")
 
 
 def test_committed_report_lists_every_case_and_claim(corpus: list[Case]) -> None:

@@ -220,7 +220,7 @@ def test_the_committed_page_is_current_and_every_list_meets_its_target() -> None
     coverages = coverage.measure_all(lists, corpus())
     page = coverage.render_markdown(coverages, coverage.framework_titles())
     assert (ROOT / "docs" / "coverage.md").read_text() == page, (
-        "docs/coverage.md is stale: run 'conformance coverage > docs/coverage.md'")
+        "docs/coverage.md is stale: run 'conformance regen'")
     below = [line for line in coverage.summary_lines(coverages) if "BELOW" in line or line.startswith("  ")]
     assert not below, "\n".join(below)
 
