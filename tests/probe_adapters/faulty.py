@@ -62,6 +62,7 @@ def _unreadable(*args: Any) -> Any:
 
 
 class FaultyAdapter(NumpyAdapter):
+    overrides_from = None  # a probe: no framework's case overrides apply to it
     name = "faulty"
 
     def operations(self) -> dict[str, Operation]:

@@ -46,6 +46,7 @@ def _freezing(op: Operation) -> Operation:
 
 
 class FrozenAdapter(NumpyAdapter):
+    overrides_from = None  # a probe: no framework's case overrides apply to it
     name = "frozen"
     title = "NumPy, frozen"
     distribution = "frozen-adapter"

@@ -168,16 +168,19 @@ class _Stateful:
 
 
 class NumpyStateAdapter(_Stateful, NumpyAdapter):
+    overrides_from = None  # a probe: no framework's case overrides apply to it
     name = "numpy_state"
 
 
 class TorchStateAdapter(_Stateful, TorchAdapter):
+    overrides_from = None  # a probe: no framework's case overrides apply to it
     name = "torch_state"
     states = {**NUMPY_STATES, **TORCH_STATES}
     draws = TORCH_DRAWS
 
 
 class PaddleStateAdapter(_Stateful, PaddleAdapter):
+    overrides_from = None  # a probe: no framework's case overrides apply to it
     name = "paddle_state"
     states = {**NUMPY_STATES, **PADDLE_STATES}
     draws = PADDLE_DRAWS
