@@ -1,5 +1,10 @@
-"""The pytest plugin (entry point ``pytest11: conformance``). Hooks only; the work is in
-:mod:`conformance.plugin.collect`, :mod:`conformance.run.engine` and :mod:`conformance.report.results`.
+"""The pytest plugin (entry point ``pytest11: conformance``). Hooks only, each a line into
+the module that does the work: ``collect`` (the case nodes, the roots, the sandbox items),
+``frameworks`` (what ``--frameworks``, ``--modes`` and ``--shard`` select), ``recorder`` (the
+results file), ``crashes`` (crashes that came from an earlier item), ``coverage`` (whether
+the run is a full run of the corpus), ``selection`` (pytest's own -k, -m, markers),
+``configfile`` and ``guard`` (what a project's configuration may do), ``progress`` and
+``handover``; the engine (:mod:`conformance.run.engine`) runs each item.
 
 Importing this module imports no framework.
 """
@@ -8,16 +13,11 @@ from __future__ import annotations
 
 import gc
 import os
-import signal
-import sys
-import threading
 from pathlib import Path
 from typing import Any, Generator
 
 import pytest
 
-from conformance import registry
-from conformance.claims import claims
 from conformance.escaping import for_terminal
 from conformance.plugin import configfile, guard, selection
 from conformance.plugin.collect import (
@@ -37,42 +37,22 @@ from conformance.plugin.collect import (
     markers_key,
     refused_conftest_items,
     refused_entry,
-    report_reason,
     sandbox_key,
     store_key,
     store_reads_key,
     unclaimed_folders,
 )
-from conformance.plugin.coverage import (
-    WORKEROUTPUT_KEY,
-    Coverage,
-    corpus_fields,
-    corpus_roots,
-    partial_reasons,
-    run_date,
-    suite_commit,
-)
-from conformance.report.journal import Journal, journal_path
-from conformance.report.outputs import OutputError, Staged, acquire, check_file, error_text, lock_path, release
-from conformance.report.outputs import commit as commit_outputs
-from conformance.report.results import (
-    ERROR,
-    carried,
-    record_of,
-    results_document,
-    results_text,
-    short,
-    stage_texts,
-    unrun_record,
-)
+from conformance.plugin.coverage import Coverage, coverage_key
+from conformance.plugin.crashes import CrashLedger
+from conformance.plugin.frameworks import case_framework, check_selection, select_frameworks, select_shard
+from conformance.plugin.recorder import ResultsRecorder, results_key
+from conformance.report.results import carried
 from conformance.run.caches import CompilerCaches, open_caches
-from conformance.run.sandbox import DEFAULT_TIMEOUT_S, Sandbox, child_python
+from conformance.run.sandbox import DEFAULT_TIMEOUT_S, Sandbox
 from conformance.run.store import open_store
 
-results_key = pytest.StashKey["ResultsRecorder"]()
 caches_key = pytest.StashKey[CompilerCaches]()
 environ_key = pytest.StashKey[dict[str, "str | None"]]()  # an in-process run's variables before it set them
-coverage_key = pytest.StashKey[Coverage]()
 gc_key = pytest.StashKey[bool]()  # collection paused the GC; whether it was enabled before
 unclaimed_key = pytest.StashKey[list[str]]()  # why nothing was collected from a named folder
 
@@ -324,91 +304,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     select_shard(config, items)
     # -k naming a framework: evaluated here (plugin.selection), and hidden from pytest's own
     # -k, which runs inside this wrapper, until it is done
-    keyword = selection.deselect_by_keyword(items, config, _case_framework)
+    keyword = selection.deselect_by_keyword(items, config, case_framework)
     try:
         return (yield)
     finally:
         if keyword is not None:
             config.option.keyword = keyword
-
-
-def _case_framework(item: pytest.Item) -> tuple[bool, str | None]:
-    if isinstance(item, CaseItem):
-        return True, item.framework
-    return isinstance(item, CaseErrorItem), None
-
-
-MODES = ("eager", "compiled")
-
-
-def selected_frameworks(config: pytest.Config) -> list[str] | None:
-    """The frameworks --frameworks and --modes select (both: those both select); None when
-    neither is given."""
-    wanted, modes = config.getoption("frameworks"), config.getoption("modes")
-    if not wanted and not modes:
-        return None
-    names = [n.strip() for n in wanted.split(",") if n.strip()] if wanted else registry.framework_names()
-    unknown = [n for n in names if n not in registry.framework_names()]
-    if unknown:
-        raise pytest.UsageError(f"--frameworks: unknown framework(s) {', '.join(unknown)}; "
-                                f"known: {', '.join(registry.framework_names())}")
-    if modes:
-        chosen = [m.strip() for m in modes.split(",") if m.strip()]
-        bad = [m for m in chosen if m not in MODES]
-        if bad:
-            raise pytest.UsageError(f"--modes: unknown mode(s) {', '.join(bad)}; known: {', '.join(MODES)} "
-                                    "(a single compiled mode is a framework: --frameworks torch_compile)")
-        names = [n for n in names if ("compiled" if registry.compiles(n) else "eager") in chosen]
-    return names
-
-
-def check_selection(config: pytest.Config) -> None:
-    """--frameworks and --modes name registered frameworks among the project's, or the run is
-    a usage error: said in pytest_configure, by every process (under pytest-xdist the
-    controller, which never collects, says it before any worker starts)."""
-    names = selected_frameworks(config)
-    if names is None:
-        return
-    project = config.stash[index_key].frameworks
-    outside = [n for n in names if project and n not in project]
-    if outside and config.getoption("frameworks"):  # they would select no item: the run would say only that
-        raise pytest.UsageError(f"--frameworks: {', '.join(outside)} not among this project's frameworks "
-                                f"(ini conformance_frameworks: {', '.join(project)}); add them there")
-
-
-def select_frameworks(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """--frameworks and --modes: deselect the case items of the other frameworks (checked in
-    pytest_configure: check_selection)."""
-    names = selected_frameworks(config)
-    if names is None:
-        return
-    keep: list[pytest.Item] = []
-    drop: list[pytest.Item] = []
-    for item in items:
-        (drop if isinstance(item, CaseItem) and item.framework not in names else keep).append(item)
-    if drop:
-        collected = config.stash.get(collected_key, None)
-        if collected is not None:
-            collected.by_frameworks += len(drop)
-        config.hook.pytest_deselected(items=drop)
-        items[:] = keep
-
-
-def select_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """--shard K/N: deselect the items of the other shards (selection.in_shard)."""
-    shard = config.getoption("shard")
-    if shard is None:
-        return
-    keep: list[pytest.Item] = []
-    drop: list[pytest.Item] = []
-    for item in items:
-        (keep if selection.in_shard(item.nodeid, shard) else drop).append(item)
-    if drop:
-        collected = config.stash.get(collected_key, None)
-        if collected is not None:
-            collected.by_shard += sum(1 for item in drop if isinstance(item, (CaseItem, CaseErrorItem)))
-        config.hook.pytest_deselected(items=drop)
-        items[:] = keep
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -448,286 +349,3 @@ def terminal_safe(report: pytest.TestReport) -> None:
     elif longrepr is not None:
         report.longrepr = for_terminal(str(longrepr))
     report.sections = [(for_terminal(title), for_terminal(content)) for title, content in report.sections]
-
-
-class ResultsRecorder:
-    """Collects one record per case item on the controller, keeps each in the run's journal
-    as its item finishes (conformance.report.journal), and writes the file at the end."""
-
-    def __init__(self, path: Path, partial_path: Path | None = None, frameworks: list[str] | None = None) -> None:
-        self.path = path  # where the results of a full run of the corpus go
-        # the frameworks of the run (ini conformance_frameworks), each in the results' environment
-        self.frameworks = frameworks if frameworks is not None else registry.framework_names()
-        self.partial_path = partial_path if partial_path is not None and partial_path != path else None
-        self.records: dict[str, dict[str, Any]] = {}
-        self.cases: dict[str, dict[str, Any]] = {}
-        self.framework_env: dict[str, dict[str, Any]] = {}
-        self.coverage: dict[str, Any] | None = None  # an xdist worker's plugin.coverage summary
-        self.partial: list[str] = []  # why the run is not a full run of the corpus (plugin.coverage)
-        self.target = path  # the file this run writes, once it knows whether it is partial
-        self.not_written: str | None = None  # why the file was left as it was
-        self.written_text: str | None = None  # the file's text, once written (or staged: defer_commit)
-        self.write_error: OSError | None = None  # why writing it failed at the end
-        self.say_partial = True  # conformance run says it itself, with where the reports went
-        # conformance run moves the file into place itself, with its reports, as one step
-        # (plugin.handover): the file is only written beside its place (staged) here
-        self.defer_commit = False
-        self.staged: Staged | None = None
-        self.journal: Journal | None = None
-        self._sigterm: Any = None
-        self._locks: list[Path] = []
-
-    def claim_output(self) -> None:
-        """Check that the results file (and the one for a partial run) can be written and
-        lock them for this run (the controller only), or refuse the run (pytest's usage
-        error, exit status 4); then start the run's journal beside the file."""
-        for path in (self.path, self.partial_path):
-            if path is None:
-                continue
-            what = f"the results file {path}"
-            try:
-                check_file(path, what)
-                acquire(lock_path(path), what, "pytest --conformance-results")
-            except OutputError as exc:
-                self.release_output()
-                raise pytest.UsageError(for_terminal(f"conformance: {exc}")) from None
-            self._locks.append(lock_path(path))
-        journal = journal_path(self.partial_path or self.path)  # under the lock of the file it is beside
-        try:
-            check_file(journal, f"the journal of the run {journal}")
-        except OutputError as exc:
-            self.release_output()
-            raise pytest.UsageError(for_terminal(f"conformance: {exc}")) from None
-        self.journal = Journal(journal, self.path, self.partial_path, self.frameworks)
-        self.journal.open()
-
-    def release_output(self) -> None:
-        if self.journal is not None:
-            self.journal.close()  # kept when it holds records no results file holds
-        if self.staged is not None:  # written and never moved into place
-            self.staged.discard()
-            self.staged = None
-        while self._locks:
-            release(self._locks.pop())
-
-    def interrupt_on_sigterm(self) -> None:
-        """SIGTERM ends the run like Ctrl-C (pytest's interrupted exit, which keeps the
-        previous results file) instead of killing the process mid-run."""
-        if threading.current_thread() is threading.main_thread() and \
-                signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-            self._sigterm = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
-
-    def restore_sigterm(self) -> None:
-        if self._sigterm is not None:
-            signal.signal(signal.SIGTERM, self._sigterm)
-            self._sigterm = None
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        sent = record_of(report)
-        if sent is not None and report.nodeid not in self.records:
-            record = dict(sent, nodeid=report.nodeid)
-            info, env = record.pop("case_info", None), record.pop("framework_env", None)
-            if info is not None:
-                self.cases.setdefault(record["case"], info)
-            if env is not None:
-                known = self.framework_env.setdefault(record["framework"], {})
-                known.update({k: v for k, v in env.items() if v is not None})
-            self.records[report.nodeid] = record
-        if report.when == "call" and report.nodeid in self.records:
-            self.records[report.nodeid]["duration_s"] = round(report.duration, 6)
-        if report.nodeid not in self.records and report.failed and is_case_nodeid(report.nodeid):
-            # a case item that produced no record: its worker crashed (pytest-xdist reports
-            # the crash as a failure of the item that was running)
-            case_id, framework = split_case_nodeid(report.nodeid)
-            record = unrun_record(case_id, framework, ERROR, report_reason(report))
-            self.records[report.nodeid] = dict(record, nodeid=report.nodeid)
-        if self.journal is not None and report.nodeid in self.records:  # written again only when it changed
-            self.journal.add(report.nodeid, self.records[report.nodeid], self.cases, self.framework_env)
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        # each xdist worker hands over what it collected (they all collect the same)
-        summary = (getattr(node, "workeroutput", None) or {}).get(WORKEROUTPUT_KEY)
-        if summary is not None and self.coverage is None:
-            self.coverage = summary
-
-    def coverage_summary(self, session: pytest.Session) -> dict[str, Any] | None:
-        """What the run took of the corpus (plugin.coverage), from the process that collected."""
-        summary = self.coverage
-        if summary is None:  # not an xdist run: this process collected
-            own = session.config.stash.get(coverage_key, None)
-            summary = own.summary if own is not None else None
-        return summary
-
-    def partial_reasons(self, session: pytest.Session) -> list[str]:
-        """Why this run is not a full run of the corpus (plugin.coverage); empty if it is."""
-        return partial_reasons(self.coverage_summary(session), len(self.records), self.frameworks)
-
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        terminal = session.config.pluginmanager.get_plugin("terminalreporter") is not None
-        if not terminal and self.journal is not None and self.journal.notice:
-            print(self.journal.notice, file=sys.stderr)
-        if exitstatus in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR):
-            self.not_written = "the run did not start"
-            return
-        self.partial = self.partial_reasons(session) if exitstatus != pytest.ExitCode.INTERRUPTED else []
-        if self.partial and self.partial_path is not None:
-            self.target = self.partial_path
-        if exitstatus == pytest.ExitCode.INTERRUPTED:
-            # a partial file would read as a complete run with fewer cases: the journal keeps them
-            self.not_written = f"the run was interrupted after {len(self.records)} items"
-            return
-        frameworks = {}
-        for name in self.frameworks:
-            adapter = registry.get_adapter(name)
-            # in another environment's child, only what the child said (plugin.collect)
-            here = adapter.version() if child_python() is None else None
-            frameworks[name] = {"version": here, "devices": None, **self.framework_env.get(name, {})}
-        blame_crashes(self.records.values())
-        status = int(exitstatus)
-        if status == pytest.ExitCode.OK and any("crash" in r for r in self.records.values()):
-            status = int(pytest.ExitCode.TESTS_FAILED)  # as CrashLedger makes the session's
-        run: dict[str, Any] = {"items": len(self.records), "exit_status": status}
-        reused = sum(1 for r in self.records.values() if r.get("reused"))
-        if reused:
-            run["reused"] = reused
-        if self.partial:
-            run["partial"] = list(self.partial)
-        run.update(corpus_fields(self.coverage_summary(session)))
-        run["date"] = run_date()
-        revision = suite_commit(corpus_roots(session.config))
-        if revision is not None:
-            run["commit"] = revision
-        claimed = claims()
-        try:
-            if self.journal is not None:
-                for nodeid, record in self.records.items():  # what changed at the end: a crash it is blamed for
-                    self.journal.add(nodeid, record, self.cases, self.framework_env)
-                self.journal.end(self.target, run, frameworks, claimed)
-            text = results_text(results_document(self.records.values(), self.cases, frameworks, claimed, run))
-            self.staged = stage_texts({self.target: text})
-            self.written_text = text
-            if not self.defer_commit:
-                if self.journal is not None:
-                    self.journal.close()
-                # the file into place and the journal gone, as one step (outputs.commit)
-                commit_outputs(self.staged, remove=[self.journal.path] if self.journal is not None else [])
-                self.staged = None
-        except OSError as exc:  # the disk filled during the run, the folder went away, ...
-            self._unstage()
-            self.write_error = exc
-            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
-            if not terminal:
-                for line in (self.write_error_line(), self.journal_line()):
-                    if line:
-                        print(line, file=sys.stderr)
-        except KeyboardInterrupt:  # SIGINT or SIGTERM while the file was being written, or held back until it was
-            session.exitstatus = pytest.ExitCode.INTERRUPTED
-            if self.staged is not None and self.staged.committed:
-                self.staged = None  # in place, with the journal gone: the signal waited for that
-            else:
-                self._unstage()
-                self.not_written = "the run was interrupted while its results file was being written"
-
-    def _unstage(self) -> None:
-        if self.staged is not None:
-            self.staged.discard()
-            self.staged = None
-        self.written_text = None
-
-    def write_error_line(self) -> str:
-        assert self.write_error is not None
-        kept = "the previous file is left as it was" if self.target.exists() else "no results file was written"
-        return for_terminal(f"conformance: could not write the results file {self.target}: "
-                            f"{error_text(self.write_error)}; {kept}", multiline=False)
-
-    def journal_line(self) -> str | None:
-        """Where the records of the items that finished are kept, and how to turn them into
-        results (None: no item finished)."""
-        if self.journal is None:
-            return None
-        return self.journal.kept_line(len(self.records), self.target if self.journal.ended else None)
-
-    def partial_line(self) -> str | None:
-        """One line saying that the run was partial and where its results went."""
-        if not self.partial or self.written_text is None:
-            return None
-        return for_terminal(f"conformance: not a full run of the corpus ({'; '.join(self.partial)}): results "
-                            f"written to {self.target}", multiline=False)
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.journal is not None and self.journal.notice:
-            terminalreporter.write_line(self.journal.notice, yellow=True)
-        if self.write_error is not None:
-            terminalreporter.write_line(self.write_error_line(), red=True)
-            line = self.journal_line()
-            if line:
-                terminalreporter.write_line(line, red=True)
-        if self.not_written:
-            terminalreporter.write_line(for_terminal(f"conformance: {self.not_written}; results file {self.target} "
-                                                     "left as it was"), yellow=True)
-            line = self.journal_line()
-            if line and self.say_partial:  # conformance run says it itself
-                terminalreporter.write_line(line, yellow=True)
-        line = self.partial_line()
-        if line and self.say_partial:
-            terminalreporter.write_line(line, yellow=True)
-
-
-class CrashLedger:
-    """The crashes that came from an earlier item (conformance.run.sandbox: the crashed item
-    ran to an outcome alone): each is named at the end of the run, and the run fails even
-    though every item has its own outcome, since a case crashed the framework."""
-
-    def __init__(self) -> None:
-        self.crashes: list[tuple[str, dict[str, Any]]] = []  # (node id of the item that crashed, its crash)
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        record = record_of(report)
-        if record is not None and record.get("crash") and report.nodeid not in dict(self.crashes):
-            self.crashes.append((report.nodeid, record["crash"]))
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.crashes and session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.crashes:
-            return
-        terminalreporter.section("crashes that came from an earlier item", sep="=", red=True)
-        for nodeid, crash in self.crashes:
-            terminalreporter.write_line(for_terminal(f"{nodeid}: {crash['text']}", multiline=False))
-
-
-def blame_crashes(records: Any) -> None:
-    """Mark the item a crash came from (CrashLedger): its record becomes an ``error`` whose
-    reason names the item that crashed after it, whatever its own expectations gave."""
-    records = list(records)
-    by_item = {(r["case"], r["framework"]): r for r in records}
-    for record in records:
-        culprit = (record.get("crash") or {}).get("culprit")
-        if culprit and tuple(culprit) in by_item:
-            blamed = by_item[tuple(culprit)]
-            blamed["outcome"] = ERROR
-            crash = record["crash"]["reason"].split(";")[0]
-            blamed["reason"] = short(f"left the framework process in a state in which {record['case']}"
-                                     f"[{record['framework']}], run after it, crashed ({crash}); run alone in a fresh "
-                                     "process that item runs to its outcome, and run after this item it crashes again")
-
-
-def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
-
-
-def is_case_nodeid(nodeid: str) -> bool:
-    path = nodeid.split("::", 1)[0]
-    return path.endswith((".yaml", ".yml")) and "::" in nodeid
-
-
-def split_case_nodeid(nodeid: str) -> tuple[str, str | None]:
-    """``file.yaml::views.view.contiguous[torch]`` -> (case id, framework)."""
-    name = nodeid.split("::", 1)[1]
-    case_id, _, rest = name.partition("[")
-    framework = rest.rstrip("]")
-    return case_id, framework if framework in registry.framework_names() else None

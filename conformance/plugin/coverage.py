@@ -61,7 +61,7 @@ class Coverage:
         made = session.config.stash.get(collected_key, None)
         files = made.files if made is not None else set()
         corpus = {os.path.abspath(p) for p in scan(corpus_roots(session.config))[0]}
-        from conformance.plugin import selected_frameworks
+        from conformance.plugin.frameworks import selected_frameworks
 
         wanted = selected_frameworks(self.config)
         self.summary = {
@@ -202,3 +202,7 @@ def partial_reasons(summary: dict[str, Any] | None, recorded: int, frameworks: l
     if not_run > 0:
         reasons.append(f"{not_run} of {summary['selected']} selected case items did not run (-x, --maxfail)")
     return reasons
+
+
+# this process's coverage of the corpus (collected here: not an xdist controller)
+coverage_key = pytest.StashKey[Coverage]()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from conformance.plugin import results_key
+from conformance.plugin.recorder import results_key
 
 if TYPE_CHECKING:
     from conformance.report.journal import Journal
