@@ -1,5 +1,6 @@
 """The pytest plugin (entry point ``pytest11: conformance``). Hooks only, each a line into
-the module that does the work: ``collect`` (the case nodes, the roots, the sandbox items),
+the module that does the work: ``collect`` (the case nodes and items), ``roots`` (where the
+cases are, the session's index),
 ``frameworks`` (what ``--frameworks``, ``--modes`` and ``--shard`` select), ``recorder`` (the
 results file), ``crashes`` (crashes that came from an earlier item), ``coverage`` (whether
 the run is a full run of the corpus), ``selection`` (pytest's own -k, -m, markers),
@@ -27,25 +28,27 @@ from conformance.plugin.collect import (
     CaseItem,
     Collected,
     RefusedFile,
-    case_roots,
-    checkouts,
     collected_key,
-    config_warning,
-    index_key,
-    is_case_file,
-    make_index,
     markers_key,
     refused_conftest_items,
-    refused_entry,
     sandbox_key,
     store_key,
     store_reads_key,
-    unclaimed_folders,
 )
 from conformance.plugin.coverage import Coverage, coverage_key
 from conformance.plugin.crashes import CrashLedger
 from conformance.plugin.frameworks import case_framework, check_selection, select_frameworks, select_shard
 from conformance.plugin.recorder import ResultsRecorder, results_key
+from conformance.plugin.roots import (
+    case_roots,
+    checkouts,
+    config_warning,
+    index_key,
+    is_case_file,
+    make_index,
+    refused_entry,
+    unclaimed_folders,
+)
 from conformance.report.results import carried
 from conformance.run.caches import CompilerCaches, open_caches
 from conformance.run.sandbox import DEFAULT_TIMEOUT_S, Sandbox

@@ -119,7 +119,7 @@ def refusal(config_file: Path | None, extra_roots: Iterable[Path] = ()) -> str |
         return None
     config_file = Path(os.path.abspath(config_file))
     folder = config_file.parent
-    from conformance.plugin.collect import CASES_PACKAGE_DIR  # pytest is imported by then
+    from conformance.plugin.roots import CASES_PACKAGE_DIR  # pytest is imported by then
 
     roots = [CASES_PACKAGE_DIR, *extra_roots]
     outer = configuration_from(folder.parent) if folder.parent != folder else None

@@ -105,7 +105,7 @@ def corpus_revision(files: list[str], roots: list[Path]) -> str:
 def corpus_roots(config: pytest.Config) -> list[Path]:
     """The folders whose case files make the corpus: ``conformance_paths``, else the
     packaged corpus."""
-    from conformance.plugin.collect import CASES_PACKAGE_DIR
+    from conformance.plugin.roots import CASES_PACKAGE_DIR
 
     configured = [Path(p) for p in config.getini("conformance_paths")]
     return configured or [CASES_PACKAGE_DIR]

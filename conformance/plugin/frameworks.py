@@ -7,7 +7,8 @@ import pytest
 
 from conformance import registry
 from conformance.plugin import selection
-from conformance.plugin.collect import CaseErrorItem, CaseItem, collected_key, index_key
+from conformance.plugin.collect import CaseErrorItem, CaseItem, collected_key
+from conformance.plugin.roots import index_key
 
 
 def case_framework(item: pytest.Item) -> tuple[bool, str | None]:

@@ -28,7 +28,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from conformance.plugin.collect import CaseRoots, case_roots
+from conformance.plugin.roots import CaseRoots, case_roots
 
 # the conftest.py paths refused in this run, in the order pytest asked for them (a dict
 # used as an ordered set); present once the guard is installed

@@ -35,7 +35,7 @@ def _case_roots() -> list[str]:
     local = Path("cases")
     if local.is_dir():
         return [str(local)]
-    from conformance.plugin.collect import CASES_PACKAGE_DIR
+    from conformance.plugin.roots import CASES_PACKAGE_DIR
 
     return [str(CASES_PACKAGE_DIR)]
 
