@@ -1,11 +1,11 @@
 """The pytest plugin (entry point ``pytest11: conformance``). Hooks only, each a line into
 the module that does the work: ``collect`` (the case nodes and items), ``roots`` (where the
-cases are, the session's index),
-``frameworks`` (what ``--frameworks``, ``--modes`` and ``--shard`` select), ``recorder`` (the
-results file), ``crashes`` (crashes that came from an earlier item), ``coverage`` (whether
-the run is a full run of the corpus), ``selection`` (pytest's own -k, -m, markers),
-``configfile`` and ``guard`` (what a project's configuration may do), ``progress`` and
-``handover``; the engine (:mod:`conformance.run.engine`) runs each item.
+cases are, the session's index), ``frameworks`` (what ``--frameworks``, ``--modes`` and
+``--shard`` select), ``recorder`` (the results file), ``crashes`` (crashes that came from an
+earlier item), ``coverage`` (whether the run is a full run of the corpus), ``selection``
+(pytest's own -k, -m, markers), ``configfile`` and ``guard`` (what a project's configuration
+may do), ``progress`` and ``handover``; the engine (:mod:`conformance.run.engine`) runs each
+item.
 
 Importing this module imports no framework.
 """
