@@ -10,6 +10,7 @@ the process in torch 2.13 (a C++ check that throws through a noexcept frame).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -17,7 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 from entry_points import TESTS, register, subprocess_env
@@ -266,8 +267,12 @@ def test_an_interrupted_run_keeps_the_previous_results(project: tuple[Path, dict
     (folder / "r.json").write_text(previous)
     pid_file = folder / "child.pid"
     env = dict(env, FAULTY_PID_FILE=str(pid_file))
-    proc = subprocess.Popen(pytest_args("--case-timeout", "0", *workers), cwd=folder, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # the run starts as one a user starts: SIGINT and SIGTERM at their defaults and not blocked,
+    # whatever the process running this test has (two whole runs of the suite under pytest-xdist
+    # had this run never see the SIGINT: a worker's state, inherited through fork and exec)
+    with _signals_deliverable():
+        proc = subprocess.Popen(pytest_args("--case-timeout", "0", *workers), cwd=folder, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 120
         while not pid_file.exists() or not pid_file.read_text():  # the child is in fn:hang
@@ -275,7 +280,12 @@ def test_an_interrupted_run_keeps_the_previous_results(project: tuple[Path, dict
             time.sleep(0.05)
         child = int(pid_file.read_text())
         proc.send_signal(how)
-        output, _ = proc.communicate(timeout=60)
+        try:
+            output, _ = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:  # say where it waits: faulthandler's stacks (pytest's plugin)
+            proc.send_signal(signal.SIGABRT)
+            output, _ = proc.communicate(timeout=30)
+            pytest.fail(f"the run did not end within 60 s of {how.name}:\n{output[-6000:]}")
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -285,6 +295,23 @@ def test_an_interrupted_run_keeps_the_previous_results(project: tuple[Path, dict
     assert sorted(p.name for p in folder.iterdir()) == ["child.pid", "faults.yaml", "r.json", "r.json.journal", "site"]
     assert "left as it was" in output, output
     assert _gone(child), "the framework process outlived the run"
+
+
+@contextlib.contextmanager
+def _signals_deliverable() -> Iterator[None]:
+    """While the run's process is started: SIGINT and SIGTERM neither ignored (an ignored
+    signal stays ignored through exec, and Python then installs no KeyboardInterrupt for
+    SIGINT) nor blocked in this thread (the mask is inherited too); put back afterwards."""
+    ignored = [s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) == signal.SIG_IGN]
+    for signum in ignored:
+        signal.signal(signum, signal.SIG_DFL)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        for signum in ignored:
+            signal.signal(signum, signal.SIG_IGN)
 
 
 def _gone(pid: int, wait_s: float = 10.0) -> bool:
