@@ -215,9 +215,11 @@ def _imported(name: str) -> bool:
 def get_adapter(name: str) -> Any:
     """One adapter instance per process (the framework is imported by its setup()).
 
-    A third-party adapter that cannot be loaded, or whose ``name`` is not the name it is
-    registered under, becomes a :class:`BrokenAdapter`: its items skip with the reason,
-    and the other frameworks still run."""
+    A third-party adapter that cannot be loaded, whose ``name`` is not the name it is
+    registered under, or that derives from another framework's adapter without saying
+    whether that one's overrides apply (:func:`overrides_unsaid`), becomes a
+    :class:`BrokenAdapter`: its items skip with the reason, and the other frameworks still
+    run."""
     spec = adapter_specs()[name]
     try:
         adapter = _load(spec)()
@@ -242,13 +244,8 @@ def overrides_unsaid(name: str, cls: type) -> str | None:
     framework's case overrides apply to its items; None when it says, or derives from none."""
     if getattr(cls, "compiles", None):
         return None
-    for other, spec in adapter_specs().items():
-        if other == name:
-            continue
-        try:
-            parent = _load(spec)
-        except Exception:
-            continue
+    for other in adapter_specs():
+        parent = adapter_class(other) if other != name else None
         if not (isinstance(parent, type) and parent is not cls and issubclass(cls, parent)):
             continue
         said = any("overrides_from" in c.__dict__ for c in cls.__mro__[:cls.__mro__.index(parent)])

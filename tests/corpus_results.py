@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conformance.plugin.coverage import corpus_revision
+from conformance.plugin.coverage import corpus_revision, suite_commit
 from conformance.report.results import load_results
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,12 +29,9 @@ HOW = (f"{ENV}=FILE, the results of a full run of this checkout's corpus (.ci/ru
 
 
 def head_commit() -> str | None:
-    try:
-        done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", "HEAD"], capture_output=True,
-                              text=True, timeout=20, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    """The commit this checkout is at; None outside a git checkout."""
+    commit = suite_commit([ROOT / "cases"])
+    return None if commit is None else commit["sha"]
 
 
 def problems_of(data: dict[str, Any]) -> list[str]:
