@@ -794,13 +794,9 @@ def cmd_ops(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def cmd_coverage(args: argparse.Namespace, extra: list[str]) -> int:
-    from conformance import registry
-    from conformance.load.folders import scan
-    from conformance.load.reader import load_file
     from conformance.report.results import ResultsFileError, load_results
     from conformance.source import CaseFormatError, split
     from conformance.tools import coverage
-    from conformance.tools.lint import refused_finding
 
     try:
         lists = coverage.read_lists(Path(args.lists) if args.lists else coverage.LISTS_FOLDER)
@@ -808,21 +804,12 @@ def cmd_coverage(args: argparse.Namespace, extra: list[str]) -> int:
         for error in split(exc):
             print(for_terminal(error.render()), file=sys.stderr)
         return 2
-    vocab = registry.vocabulary()
-    files, refused = scan(args.paths or _case_roots())
-    cases, status = [], 0
-    for path, why in refused:
-        print(refused_finding(path, why).render(), file=sys.stderr)
-        status = 2
-    for path in files:
-        result = load_file(path, vocab)
-        cases += result.cases
-        for _, error in result.errors:  # the coverage of a corpus that does not load is not measured
-            print(for_terminal(error.render()), file=sys.stderr)
-            status = 2
-    if status:
+    cases, problems = coverage.corpus_cases(args.paths or _case_roots())
+    if problems:  # the coverage of a corpus that does not load is not measured
+        for problem in problems:
+            print(for_terminal(problem), file=sys.stderr)
         print("conformance coverage: fix the case files above first (conformance lint)", file=sys.stderr)
-        return status
+        return 2
     not_run: frozenset[tuple[str, str]] = frozenset()
     if args.results:
         try:

@@ -258,6 +258,27 @@ def read_lists(folder: Path = LISTS_FOLDER) -> list[ReferenceList]:
 # -- measuring -----------------------------------------------------------------------------
 
 
+def corpus_cases(paths: Iterable[str | Path]) -> tuple[list[Case], list[str]]:
+    """The cases under ``paths`` and, rendered, each problem that keeps the corpus from
+    loading (an entry a case folder may not hold, an error of a case file): the coverage of
+    a corpus that does not load is not measured (``conformance coverage``, ``conformance
+    regen``)."""
+    from conformance import registry
+    from conformance.load.folders import scan
+    from conformance.load.reader import load_file
+    from conformance.tools.lint import refused_finding
+
+    vocabulary = registry.vocabulary()
+    files, refused = scan(paths)
+    problems = [refused_finding(path, why).render() for path, why in refused]
+    cases: list[Case] = []
+    for path in files:
+        result = load_file(path, vocabulary)
+        cases += result.cases
+        problems += [error.render() for _, error in result.errors]
+    return cases, problems
+
+
 def keys_used(case: Case) -> set[str]:
     """Every key a case's steps use: the operation table's, Python's operators (``op:getitem``)
     and the kind of each indexing (``index:basic``)."""

@@ -35,18 +35,9 @@ def _operations(root: Path) -> str:
 
 
 def _coverage(root: Path) -> str:
-    from conformance import registry
-    from conformance.load.folders import scan
-    from conformance.load.reader import load_file
     from conformance.tools import coverage
 
-    files, refused = scan([root / "cases"])
-    problems = [f"{path}: {why.message}" for path, why in refused]
-    cases = []
-    for path in files:
-        result = load_file(path, registry.vocabulary(), display_path=str(path.relative_to(root)))
-        cases += result.cases
-        problems += [error.render() for _, error in result.errors]
+    cases, problems = coverage.corpus_cases([root / "cases"])
     if problems:
         raise RegenError("docs/coverage.md is measured on the corpus, which does not load (conformance lint):\n"
                          + "\n".join(problems))
