@@ -102,7 +102,8 @@ CHILD_MODULE = ["-m", "conformance.run.sandbox"]
 # A fork copies the locks a framework's own threads hold at that moment, and nothing in the
 # new process ever releases them: Paddle's interpreter frees a program's tensors on a
 # garbage-collector thread of its own (InterpreterCoreEventGarbageCollector), which holds
-# the allocator's lock while it runs, and an item forked then hung in its first to_tensor.
+# the allocator's lock while it runs: the one cause found for an item that once hung in its
+# first to_tensor (a hang not reproduced since).
 # So a fork server forks only when every other thread of it is asleep (waiting for work,
 # so holding no lock), seen so twice this far apart, and waits at most QUIET_WAIT_S for it.
 QUIET_RECHECK_S = 0.001
