@@ -12,6 +12,7 @@ from pathlib import Path
 # extension refuses to be imported twice in one process: import it once up front so that
 # it outlives every inline run.
 import numpy  # noqa: F401
+import pytest
 
 # the fake adapter lives beside the tests
 sys.path.insert(0, str(Path(__file__).parent))
@@ -63,6 +64,16 @@ else:
 # starts: a folder of its own, not the user's cache.
 if "CONFORMANCE_CACHE_DIR" not in os.environ:
     os.environ["CONFORMANCE_CACHE_DIR"] = tempfile.mkdtemp(prefix="conformance-test-cache-")
+
+
+
+@pytest.fixture
+def own_outcome_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache folder (and so a store of outcomes) of the test's own: `conformance run` reuses
+    stored outcomes by default and decides those items before the run (plugin.decided), so
+    what a test counts must not depend on which tests ran before it."""
+    monkeypatch.setenv("CONFORMANCE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
 
 # `conformance run` uses every core by default (pytest-xdist): the tests that start it run it
 # serially, as they were written for, unless a test asks for workers itself

@@ -480,5 +480,6 @@ def test_the_progress_display_prints_no_runner_command(hostile_checkout: tuple[P
     output = b"".join(chunks).decode("utf-8", "replace")
     plain = re.sub("\x1b\\[[0-9;]*m", "", output)  # the display's own colours (a terminal has them)
     assert "FAILED cases/hostile/cases.yaml::hostile.framework.shout[shout]" in plain, output
-    assert "[5/10]" in output or "[10/10]" in output, output
+    # the display drew: the 8 items left after the 2 not applicable ones were decided at collection
+    assert re.search(r"\[ ?\d/8\]", plain), output
     assert commands_in(output) == [], commands_in(output)

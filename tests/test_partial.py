@@ -19,6 +19,8 @@ pytest_plugins = ["pytester"]
 
 PREVIOUS = "the committed report\n"
 
+pytestmark = pytest.mark.usefixtures("own_outcome_store")
+
 
 @pytest.fixture
 def corpus(pytester: pytest.Pytester) -> pytest.Pytester:

@@ -19,6 +19,8 @@ import conformance
 from conformance import registry
 from conformance.plugin.progress import ProgressDisplay, duration, pytest_command, total_time
 
+pytestmark = pytest.mark.usefixtures("own_outcome_store")
+
 
 @pytest.fixture
 def checkout(pytester: pytest.Pytester) -> pytest.Pytester:

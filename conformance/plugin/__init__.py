@@ -1,7 +1,8 @@
 """The pytest plugin (entry point ``pytest11: conformance``). Hooks only, each a line into
 the module that does the work: ``collect`` (the case nodes and items), ``roots`` (where the
 cases are, the session's index), ``frameworks`` (what ``--frameworks``, ``--modes`` and
-``--shard`` select), ``recorder`` (the results file), ``crashes`` (crashes that came from an
+``--shard`` select), ``decided`` (the items whose outcome is known at collection),
+``recorder`` (the results file), ``crashes`` (crashes that came from an
 earlier item), ``coverage`` (whether the run is a full run of the corpus), ``selection``
 (pytest's own -k, -m, markers), ``configfile`` and ``guard`` (what a project's configuration
 may do), ``progress`` and ``handover``; the engine (:mod:`conformance.run.engine`) runs each
@@ -20,7 +21,7 @@ from typing import Any, Generator
 import pytest
 
 from conformance.escaping import for_terminal
-from conformance.plugin import configfile, guard, selection
+from conformance.plugin import configfile, decided, guard, selection
 from conformance.plugin.collect import (
     CaseDir,
     CaseErrorItem,
@@ -131,6 +132,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[store_key] = open_store(config.stash[index_key].item_frameworks, checkouts(config),
                                          config_warning(config)) if reuse or refresh else None
     config.stash[store_reads_key] = reuse
+    decided.configure(config)
     # the compilers' caches of the framework processes, outside every checkout (run.caches)
     caches = config.stash[caches_key] = open_caches(checkouts(config), config_warning(config))
     # the sandbox passes its socket to the child by file descriptor: POSIX only
@@ -309,10 +311,18 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     # -k, which runs inside this wrapper, until it is done
     keyword = selection.deselect_by_keyword(items, config, case_framework)
     try:
-        return (yield)
+        result = yield
     finally:
         if keyword is not None:
             config.option.keyword = keyword
+    # after every selection: what is known without running it leaves pytest's run (plugin.decided)
+    decided.decide(config, items)
+    return result
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    decided.configure_node(node)  # pytest-xdist's controller, for each worker
 
 
 @pytest.hookimpl(optionalhook=True)

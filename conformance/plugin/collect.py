@@ -224,6 +224,22 @@ class CaseItem(pytest.Item):
         if outcome.verdict != "pass":
             pytest.skip(outcome.reason)
 
+    def decide(self, store: OutcomeStore | None, written_before: float) -> bool:
+        """Whether this item's outcome is known without running it (plugin.decided): not
+        applicable, or stored in ``store`` before ``written_before`` by an earlier run with the
+        same inputs, and not a failure (a failing item runs, to fail as it would have). The
+        outcome is then in the item's stash, for :meth:`record`."""
+        outcome = not_applicable(self.case, registry.get_adapter(self.framework))
+        if outcome is None and store is not None:
+            found = store.get(self.case, self.framework, written_before)
+            if found is not None and found[0].verdict not in (FAIL, ERROR):
+                outcome = found[0]
+                self.stash[reused_key] = found[1]
+        if outcome is None:
+            return False
+        self.stash[outcome_key] = outcome
+        return True
+
     def _reused(self) -> Outcome | None:
         """The item's outcome from an earlier run with the same inputs (run.store), if this
         run reuses them and one is stored."""
@@ -271,8 +287,9 @@ class CaseItem(pytest.Item):
         # nothing (cases/x.yaml::views::view::contiguous[numpy]).
         return self.path, self.case.location.line - 1, f"case {self.case.id}[{self.framework}]"
 
-    def record(self, report: pytest.TestReport) -> dict[str, Any]:
-        """This item's results record, for the report that decides it."""
+    def record(self, report: pytest.TestReport | None) -> dict[str, Any]:
+        """This item's results record, for the report that decides it (None: decided before
+        the run, :meth:`decide`)."""
         outcome = self.stash.get(outcome_key, None)
         lost = self.stash.get(lost_key, None)
         if outcome is not None:
@@ -280,6 +297,7 @@ class CaseItem(pytest.Item):
         elif lost is not None:  # the framework process crashed or hung, or the adapter raised
             data = unrun_record(self.case.id, self.framework, ERROR, lost.reason)
         else:  # skipped before the engine ran (framework missing), or the adapter raised
+            assert report is not None, "an item decided before the run has its outcome"
             data = unrun_record(self.case.id, self.framework, SKIPPED if report.skipped else ERROR,
                                 report_reason(report))
         crash = self.stash.get(crash_key, None)

@@ -64,13 +64,16 @@ class Coverage:
         from conformance.plugin.frameworks import selected_frameworks
 
         wanted = selected_frameworks(self.config)
+        from conformance.plugin.decided import decided_key
+
+        decided = len(session.config.stash.get(decided_key, ()))  # selected, and recorded without running
         self.summary = {
             "made": made.made if made is not None else 0,
             "collected": self.collected,
             "deselected": self.deselected - (made.by_frameworks + made.by_shard if made is not None else 0),
             "shard": list(self.config.getoption("shard") or ()) or None,
             "corpus": corpus_revision(sorted(corpus), corpus_roots(session.config)),
-            "selected": sum(1 for item in session.items if is_case_item(item)),
+            "selected": sum(1 for item in session.items if is_case_item(item)) + decided,
             "frameworks": wanted,
             "modes": self.config.getoption("modes"),
             "frameworks_option": bool(self.config.getoption("frameworks")),

@@ -26,6 +26,7 @@ import pytest
 from _pytest._io import TerminalWriter
 
 from conformance.escaping import for_terminal
+from conformance.plugin.recorder import results_key
 from conformance.report.results import record_of
 
 # the colour of each outcome in the counts (outcomes of conformance's records and pytest's)
@@ -158,7 +159,9 @@ class ProgressDisplay:
             path = os.path.relpath(self.rootpath / path, self.cwd)
         return shlex.join([*pytest_command(self.cwd), path + sep + rest])
 
+    @pytest.hookimpl(trylast=True)  # after the results recorder, which knows the items decided before the run
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        exitstatus = session.exitstatus  # as the recorder left it: every item decided is a run that passed
         tw = self.tw
         tw.line()
         for nodeid, text in self.problems:  # case text and framework messages
@@ -172,4 +175,7 @@ class ProgressDisplay:
         summary = ", ".join(text for text, _ in self.counts()) or "nothing ran"
         bad = self.problems or exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         tw.line(f"{self.done} items in {elapsed}: {summary}", red=bool(bad), green=not bad, bold=True)
+        recorder = session.config.stash.get(results_key, None)
+        if recorder is not None and recorder.decided_line:
+            tw.line(for_terminal(recorder.decided_line, multiline=False))
         tw.flush()

@@ -27,6 +27,8 @@ from conformance.plugin.coverage import (
     suite_commit,
 )
 from conformance.plugin.crashes import blame_crashes
+from conformance.plugin.decided import decided_key, summary_line
+from conformance.plugin.decided import from_worker as decided_by_worker
 from conformance.report.journal import Journal, journal_path
 from conformance.report.outputs import OutputError, Staged, acquire, check_file, error_text, lock_path, release
 from conformance.report.outputs import commit as commit_outputs
@@ -62,6 +64,8 @@ class ResultsRecorder:
         self.journal: Journal | None = None
         self._sigterm: Any = None
         self._locks: list[Path] = []
+        self.decided: int | None = None  # items decided before the run (plugin.decided), once known
+        self.decided_line: str | None = None
 
     def claim_output(self) -> None:
         """Check that the results file (and the one for a partial run) can be written and
@@ -108,17 +112,32 @@ class ResultsRecorder:
             signal.signal(signal.SIGTERM, self._sigterm)
             self._sigterm = None
 
+    def _take(self, nodeid: str, sent: dict[str, Any]) -> None:
+        record = dict(sent, nodeid=nodeid)
+        info, env = record.pop("case_info", None), record.pop("framework_env", None)
+        if info is not None:
+            self.cases.setdefault(record["case"], info)
+        if env is not None:
+            known = self.framework_env.setdefault(record["framework"], {})
+            known.update({k: v for k, v in env.items() if v is not None})
+        self.records[nodeid] = record
+
+    def take_decided(self, records: dict[str, dict[str, Any]]) -> None:
+        """The records of the items decided before the run (plugin.decided), once."""
+        if self.decided is not None:
+            return
+        self.decided = len(records)
+        self.decided_line = summary_line(records)
+        for nodeid, sent in records.items():
+            if nodeid not in self.records:
+                self._take(nodeid, sent)
+                if self.journal is not None:
+                    self.journal.add(nodeid, self.records[nodeid], self.cases, self.framework_env)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         sent = record_of(report)
         if sent is not None and report.nodeid not in self.records:
-            record = dict(sent, nodeid=report.nodeid)
-            info, env = record.pop("case_info", None), record.pop("framework_env", None)
-            if info is not None:
-                self.cases.setdefault(record["case"], info)
-            if env is not None:
-                known = self.framework_env.setdefault(record["framework"], {})
-                known.update({k: v for k, v in env.items() if v is not None})
-            self.records[report.nodeid] = record
+            self._take(report.nodeid, sent)
         if report.when == "call" and report.nodeid in self.records:
             self.records[report.nodeid]["duration_s"] = round(report.duration, 6)
         if report.nodeid not in self.records and report.failed and is_case_nodeid(report.nodeid):
@@ -136,6 +155,9 @@ class ResultsRecorder:
         summary = (getattr(node, "workeroutput", None) or {}).get(WORKEROUTPUT_KEY)
         if summary is not None and self.coverage is None:
             self.coverage = summary
+        records = decided_by_worker(node)
+        if records is not None:
+            self.take_decided(records)
 
     def coverage_summary(self, session: pytest.Session) -> dict[str, Any] | None:
         """What the run took of the corpus (plugin.coverage), from the process that collected."""
@@ -156,6 +178,11 @@ class ResultsRecorder:
         if exitstatus in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR):
             self.not_written = "the run did not start"
             return
+        if self.decided is None:  # not an xdist run: this process decided (or nothing was)
+            own = session.config.stash.get(decided_key, None)
+            self.take_decided(own.records if own is not None else {})
+        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.decided:
+            exitstatus = session.exitstatus = pytest.ExitCode.OK  # every item was decided before the run
         self.partial = self.partial_reasons(session) if exitstatus != pytest.ExitCode.INTERRUPTED else []
         if self.partial and self.partial_path is not None:
             self.target = self.partial_path
@@ -242,6 +269,8 @@ class ResultsRecorder:
                             f"written to {self.target}", multiline=False)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.decided_line:
+            terminalreporter.write_line(for_terminal(self.decided_line, multiline=False))
         if self.journal is not None and self.journal.notice:
             terminalreporter.write_line(self.journal.notice, yellow=True)
         if self.write_error is not None:

@@ -100,11 +100,16 @@ class OutcomeStore:
         self.key = key
         self.salt = salt
         self.hits = self.misses = 0
+        # a case's encoding, once per case (a case has an item on every framework): id -> (case, bytes)
+        self._encoded: dict[int, tuple[Case, bytes]] = {}
 
     def name(self, case: Case, framework: str) -> str:
+        known = self._encoded.get(id(case))
+        if known is None or known[0] is not case:
+            known = self._encoded[id(case)] = (case, _CASE_CODEC.dumps(case))
         digest = hashlib.sha256(self.salt)
         digest.update(framework.encode() + b"\0")
-        digest.update(_CASE_CODEC.dumps(case))
+        digest.update(known[1])
         return digest.hexdigest()
 
     def _path(self, name: str) -> Path:
@@ -115,11 +120,17 @@ class OutcomeStore:
         mac.update(payload)
         return mac.digest()
 
-    def get(self, case: Case, framework: str) -> tuple[Outcome, dict[str, Any]] | None:
-        """The stored outcome of the item and its framework's environment, or None."""
+    def get(self, case: Case, framework: str, written_before: float | None = None
+            ) -> tuple[Outcome, dict[str, Any]] | None:
+        """The stored outcome of the item and its framework's environment, or None; with
+        ``written_before`` (a time.time()), None for an entry written at that time or later."""
         name = self.name(case, framework)
         try:
-            blob = self._path(name).read_bytes()
+            with open(self._path(name), "rb") as stream:
+                if written_before is not None and os.fstat(stream.fileno()).st_mtime >= written_before:
+                    self.misses += 1
+                    return None
+                blob = stream.read()
         except OSError:
             self.misses += 1
             return None
