@@ -113,26 +113,52 @@ def test_control_a_framework_process_pointed_at_the_poisoned_tree_runs_it(poison
     canary.unlink()
 
 
-@pytest.mark.parametrize("place", ["ci-cache", ".cache", ".conformance-cache"])
-def test_a_cache_folder_inside_the_checkout_is_refused_and_never_read(poisoned: tuple[Path, Path], checkout: Path,
-                                                                      place: str, monkeypatch: pytest.MonkeyPatch,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    root, canary = poisoned
-    canary.unlink(missing_ok=True)
-    planted = checkout / place / "compilers"
-    shutil.copytree(root, planted)
+PLACES = ["ci-cache", ".cache", ".conformance-cache"]
+
+
+def _planted(root: Path, checkout: Path, place: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The poisoned tree at ``place`` in the checkout, and the variables that name it."""
+    shutil.copytree(root, checkout / place / "compilers")
     # the old default (inductor's folder under .conformance-cache/) and a CI setting inside the checkout
     shutil.copytree(root / "torchinductor", checkout / ".conformance-cache" / "torchinductor", dirs_exist_ok=True)
     monkeypatch.chdir(checkout)
     monkeypatch.setenv("CONFORMANCE_CACHE_DIR", place)
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(checkout / ".conformance-cache" / "torchinductor"))
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_a_cache_folder_inside_the_checkout_is_refused(poisoned: tuple[Path, Path], checkout: Path, place: str,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    _planted(poisoned[0], checkout, place, monkeypatch)
     caches = open_caches([checkout])
     try:
         assert caches.private, "a compilers' cache inside the checkout must be refused"
         assert caches.note is not None and "inside the checkout" in caches.note
         assert f"is inside the checkout {checkout}" in capsys.readouterr().err
         env = caches.environment()
-        assert not Path(env["TORCHINDUCTOR_CACHE_DIR"]).is_relative_to(checkout)
+        # every variable a framework process reads its compilers' caches from: the private folder
+        assert set(FOLDERS) <= set(env)
+        for name in FOLDERS:
+            assert Path(env[name]).is_relative_to(caches.root) and not Path(env[name]).is_relative_to(checkout)
+    finally:
+        caches.close()
+    assert not caches.root.exists(), "the private folder outlived the run"
+
+
+def test_a_refused_cache_folder_is_never_read_by_a_real_run(poisoned: tuple[Path, Path], checkout: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compile in a framework process with the caches refused, every place above planted
+    (the one the variables name, .conformance-cache/): the canary stays unwritten. One run,
+    not one per place: the test above shows that each place gives the same private folder."""
+    root, canary = poisoned
+    canary.unlink(missing_ok=True)
+    for place in PLACES[:-1]:
+        shutil.copytree(root, checkout / place / "compilers")
+    _planted(root, checkout, PLACES[-1], monkeypatch)
+    caches = open_caches([checkout])
+    try:
+        assert caches.private
         outcome = _run(caches, checkout)
     finally:
         caches.close()
