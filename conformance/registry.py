@@ -347,24 +347,23 @@ def builtin_case_schema() -> dict[str, Any]:
     return _schema_for(list(BUILTIN))
 
 
+# the case schema's mappings keyed by framework name, by JSON pointer, each with the keys it
+# also has that name no framework. Found by place, not by listing the built-ins: once a
+# framework is added to BUILTIN the file does not list it yet (tests/test_recipes.py).
+FRAMEWORK_KEYED = {"/$defs/case/properties/frameworks": (), "/$defs/case/properties/documentation": (),
+                   "/$defs/error": ("at", "kind")}
+
+
 def _schema_for(names: list[str]) -> dict[str, Any]:
-    """The shipped schema with each mapping keyed by framework name (found by its listing
-    every built-in) listing ``names`` instead, each with the built-ins' definition."""
+    """The shipped schema with each mapping keyed by framework name (:data:`FRAMEWORK_KEYED`)
+    listing ``names`` instead, each with the definition its first framework has there."""
     schema = json.loads(CASE_SCHEMA_FILE.read_text(encoding="utf-8"))
-    builtin = list(BUILTIN)
-
-    def visit(node: Any) -> None:
-        if isinstance(node, dict):
-            properties = node.get("properties")
-            if isinstance(properties, dict) and all(n in properties for n in builtin):
-                definition = properties[builtin[0]]
-                others = {k: v for k, v in properties.items() if k not in builtin}
-                node["properties"] = {**others, **{n: copy.deepcopy(definition) for n in names}}
-            for value in node.values():
-                visit(value)
-        elif isinstance(node, list):
-            for value in node:
-                visit(value)
-
-    visit(schema)
+    for pointer, fixed in FRAMEWORK_KEYED.items():
+        node = schema
+        for part in pointer.strip("/").split("/"):
+            node = node[part]
+        properties = node["properties"]
+        definition = next(value for key, value in properties.items() if key not in fixed)
+        node["properties"] = {**{key: properties[key] for key in fixed},
+                              **{name: copy.deepcopy(definition) for name in names}}
     return schema

@@ -131,9 +131,11 @@ def test_valid_fixtures_use_every_key_of_the_format() -> None:
     docs = [read_yaml(p) for p in VALID]
     used = {k for doc in docs for k in _keys(doc)}
     keys = (set(loader.CASE_KEYS) | set(inputs.TENSOR_KEYS) | set(overrides.OVERRIDE_KEYS) | set(steps.BLOCKS)
-            | set(kinds.names()) | {"at", "kind", "type", "match"}
-            | set(BUILTIN_FRAMEWORKS))
+            | set(kinds.names()) | {"at", "kind", "type", "match"})
     assert sorted(keys - used) == []
+    # a framework's name is a key of the format's framework-keyed mappings, all with one
+    # definition (test_schema_names_the_builtin_frameworks_of_the_registry): some are used
+    assert set(BUILTIN_FRAMEWORKS) & used
     devices = {case.get("device", "cpu") for doc in docs for case in doc["cases"]}
     assert sorted(set(loader.DEVICES) - devices) == []
 
@@ -249,6 +251,30 @@ def test_schema_names_the_builtin_frameworks_of_the_registry(schema: dict[str, A
             "conformance/data/case.schema.json")
         assert len({json.dumps(properties[name]) for name in BUILTIN_FRAMEWORKS}) == 1
     assert registry.case_schema() == schema
+
+
+def test_the_framework_keyed_mappings_are_the_ones_that_list_a_framework(schema: dict[str, Any]) -> None:
+    """registry.FRAMEWORK_KEYED finds them by place (conformance regen rewrites them there):
+    every mapping with a framework's name among its keys is one of them, and no other."""
+    found = set()
+
+    def visit(node: Any, pointer: str) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("properties"), dict) and set(node["properties"]) & set(BUILTIN_FRAMEWORKS):
+                found.add(pointer)
+            for key, value in node.items():
+                visit(value, f"{pointer}/{key}")
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                visit(value, f"{pointer}/{index}")
+
+    visit(schema, "")
+    assert found == set(registry.FRAMEWORK_KEYED)
+    for pointer, fixed in registry.FRAMEWORK_KEYED.items():
+        node = schema
+        for part in pointer.strip("/").split("/"):
+            node = node[part]
+        assert list(node["properties"]) == [*fixed, *BUILTIN_FRAMEWORKS]
 
 
 def test_modeline_path_from_a_case_file_reaches_the_schema() -> None:

@@ -6,7 +6,8 @@ runs it). What a recipe says to regenerate is this one command:
 - ``docs/coverage.md``: the frameworks' own view-op and in-place lists against the corpus
   (``conformance coverage``);
 - ``conformance/data/case.schema.json``: the case-file schema for editors, each mapping keyed
-  by framework name listing the built-in frameworks (``registry.builtin_case_schema``).
+  by framework name listing the built-in frameworks (``registry.builtin_case_schema``), and
+  its ``expect`` part the assertion kinds' own schemas (``conformance.tools.schema``).
 """
 
 from __future__ import annotations
@@ -46,8 +47,12 @@ def _coverage(root: Path) -> str:
 
 def _case_schema(root: Path) -> str:
     from conformance import registry
+    from conformance.tools.schema import generated_defs
 
-    return json.dumps(registry.builtin_case_schema(), indent=2, ensure_ascii=False) + "\n"
+    schema = registry.builtin_case_schema()
+    # the expect part: each assertion kind's schema (conformance.tools.schema)
+    schema["$defs"] = {**schema["$defs"], **generated_defs(schema, list(registry.BUILTIN))}
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
 GENERATED = (
