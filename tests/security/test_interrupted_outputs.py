@@ -54,8 +54,9 @@ def pause():
 
 from conformance.report import outputs
 from conformance.tools import cli
+from conformance.tools.commands import run as run_command
 
-real_stage, real_commit, real_replace, real_summary = outputs.stage, outputs.commit, os.replace, cli._summary
+real_stage, real_commit, real_replace, real_summary = outputs.stage, outputs.commit, os.replace, run_command._summary
 
 
 def names(files):
@@ -92,7 +93,7 @@ def summary(data):
     return real_summary(data)
 
 
-outputs.stage, outputs.commit, os.replace, cli._summary = stage, commit, replace, summary
+outputs.stage, outputs.commit, os.replace, run_command._summary = stage, commit, replace, summary
 if sys.argv[1:2] == ["pytest"]:
     import pytest
     sys.exit(int(pytest.main(sys.argv[2:])))

@@ -1,0 +1,7 @@
+"""The commands of ``conformance``, one module each: its ``add_parser(sub)`` (its options and
+help, which ``conformance --help`` lists) and its ``cmd_*`` function. :data:`COMMANDS` is their
+order in ``conformance --help``. A command module imports pytest, the plugin and the
+libraries it drives only when it runs: importing them all keeps the CLI light."""
+
+COMMANDS = ["run", "report", "diff", "merge", "matrix", "changelog", "discover", "site", "lint", "observe", "new",
+            "listing", "coverage", "ops", "frameworks", "regen", "schema"]

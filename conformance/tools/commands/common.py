@@ -1,0 +1,40 @@
+"""What several commands share: where results and reports go by default, the case roots, errors."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from conformance.escaping import for_terminal
+
+DEFAULT_RESULTS = Path("reports") / "results.json"
+
+
+# where a run that is not a full run of the corpus writes its results and reports (git-ignored)
+DEFAULT_PARTIAL = Path("reports") / "partial"
+
+
+def _case_roots() -> list[str]:
+    """The checkout's cases/ when run from one, else the cases shipped in the package."""
+    local = Path("cases")
+    if local.is_dir():
+        return [str(local)]
+    from conformance.plugin.roots import CASES_PACKAGE_DIR
+
+    return [str(CASES_PACKAGE_DIR)]
+
+
+def _error(message: str) -> None:
+
+    print(for_terminal(message), file=sys.stderr)
+
+
+def _framework_list(option: str | None) -> list[str]:
+    from conformance import registry
+
+    known = registry.framework_names()
+    names = [n.strip() for n in option.split(",") if n.strip()] if option else known
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"conformance: unknown framework(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    return names

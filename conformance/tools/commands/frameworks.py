@@ -1,0 +1,32 @@
+"""``conformance frameworks``: list the registered frameworks."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from conformance.escaping import for_terminal
+
+
+def add_parser(sub: Any) -> None:
+    fws = sub.add_parser("frameworks", help="list the registered frameworks: title, version, capabilities")
+    fws.set_defaults(func=cmd_frameworks)
+
+
+def cmd_frameworks(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance import registry
+
+    def yes(flag: bool) -> str:
+        return "yes" if flag else "no"
+
+    print("| framework | title | version | registered | autograd | mutable | devices | DLPack export | DLPack import |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for fw in registry.frameworks():
+        version = registry.get_adapter(fw.name).version() or "not installed"
+        where = "built-in" if fw.builtin else f"entry point ({fw.spec})"
+        if not fw.loads:
+            where += ": cannot be loaded"
+        print(for_terminal(f"| {fw.name} | {fw.title} | {version} | {where} | {yes(fw.autograd)} | {yes(fw.mutable)} | "
+                           f"{', '.join(fw.devices) or '-'} | {yes(fw.dlpack_export)} | {yes(fw.dlpack_import)} |",
+                           multiline=False))
+    return 0

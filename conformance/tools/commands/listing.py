@@ -1,0 +1,40 @@
+"""``conformance list``: list the cases."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from conformance.escaping import for_terminal
+from conformance.tools.commands.common import _case_roots
+
+
+def add_parser(sub: Any) -> None:
+    lst = sub.add_parser("list", help="list the cases")
+    lst.add_argument("paths", nargs="*")
+    lst.set_defaults(func=cmd_list)
+
+
+def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance import registry
+    from conformance.load.folders import scan
+    from conformance.load.reader import load_file
+    from conformance.tools.lint import refused_finding
+
+    vocab = registry.vocabulary()
+    status = 0
+    # folders are walked without following links; a refused entry is never opened
+    files, refused = scan(args.paths or _case_roots())
+    for path, why in refused:
+        print(refused_finding(path, why).render(), file=sys.stderr)
+        status = 1
+    for path in files:
+        result = load_file(path, vocab)
+        for case in result.cases:
+            claim_text = f"  [{', '.join(case.claims)}]" if case.claims else ""
+            print(for_terminal(f"{case.id}  {case.location}{claim_text}", multiline=False))
+        for _, error in result.errors:
+            print(for_terminal(error.render()), file=sys.stderr)
+            status = 1
+    return status
