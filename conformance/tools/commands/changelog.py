@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.escaping import for_terminal
-from conformance.tools.commands.common import _error
+from conformance.tools.commands.common import print_error
 
 
 def add_parser(sub: Any) -> None:
@@ -39,7 +39,7 @@ def cmd_changelog(args: argparse.Namespace, extra: list[str]) -> int:
             problems.append(str(exc))
     if log is None:
         for line in problems:
-            _error(f"conformance changelog: {line}")
+            print_error(f"conformance changelog: {line}")
         return 2
     out = Path(args.out)
     texts = {out / NAMES[0]: render_markdown(log), out / NAMES[1]: render_html(log)}
@@ -52,8 +52,8 @@ def cmd_changelog(args: argparse.Namespace, extra: list[str]) -> int:
 
         stale = [str(p) for p, text in texts.items() if not same(p, text)]
         for name in stale:
-            _error(f"conformance changelog: {name} is not what these results render; regenerate with "
-                   f"`conformance changelog {' '.join(args.results)} --out {out}` and commit it")
+            print_error(f"conformance changelog: {name} is not what these results render; regenerate with "
+                        f"`conformance changelog {' '.join(args.results)} --out {out}` and commit it")
         if not stale:
             print(for_terminal(f"conformance changelog: {out} is up to date"))
         return 1 if stale else 0
@@ -61,10 +61,10 @@ def cmd_changelog(args: argparse.Namespace, extra: list[str]) -> int:
         check_folder(out, f"the changelog in {out}")
         write_texts_atomically(texts)
     except OutputError as exc:
-        _error(f"conformance changelog: {exc}")
+        print_error(f"conformance changelog: {exc}")
         return 2
     except OSError as exc:
-        _error(f"conformance changelog: could not write {out}: {error_text(exc)}")
+        print_error(f"conformance changelog: could not write {out}: {error_text(exc)}")
         return 3
     for path in texts:
         print(for_terminal(f"conformance changelog: wrote {path}"))

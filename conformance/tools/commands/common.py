@@ -14,7 +14,7 @@ DEFAULT_RESULTS = Path("reports") / "results.json"
 DEFAULT_PARTIAL = Path("reports") / "partial"
 
 
-def _case_roots() -> list[str]:
+def case_roots() -> list[str]:
     """The checkout's cases/ when run from one, else the cases shipped in the package."""
     local = Path("cases")
     if local.is_dir():
@@ -24,12 +24,12 @@ def _case_roots() -> list[str]:
     return [str(CASES_PACKAGE_DIR)]
 
 
-def _error(message: str) -> None:
+def print_error(message: str) -> None:
 
     print(for_terminal(message), file=sys.stderr)
 
 
-def _framework_list(option: str | None) -> list[str]:
+def framework_list(option: str | None) -> list[str]:
     from conformance import registry
 
     known = registry.framework_names()

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.escaping import for_terminal
-from conformance.tools.commands.common import _case_roots, _error
+from conformance.tools.commands.common import case_roots, print_error
 
 
 def add_parser(sub: Any) -> None:
@@ -33,7 +33,7 @@ def cmd_coverage(args: argparse.Namespace, extra: list[str]) -> int:
         for error in split(exc):
             print(for_terminal(error.render()), file=sys.stderr)
         return 2
-    cases, problems = coverage.corpus_cases(args.paths or _case_roots())
+    cases, problems = coverage.corpus_cases(args.paths or case_roots())
     if problems:  # the coverage of a corpus that does not load is not measured
         for problem in problems:
             print(for_terminal(problem), file=sys.stderr)
@@ -44,7 +44,7 @@ def cmd_coverage(args: argparse.Namespace, extra: list[str]) -> int:
         try:
             not_run = coverage.not_run_from_results(load_results(Path(args.results)))
         except ResultsFileError as exc:
-            _error(str(exc))
+            print_error(str(exc))
             return 2
     coverages = coverage.measure_all(lists, cases, not_run)
     sys.stdout.write(coverage.render_markdown(coverages, coverage.framework_titles()))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.escaping import for_terminal
-from conformance.tools.commands.common import _error
+from conformance.tools.commands.common import print_error
 
 
 def add_parser(sub: Any) -> None:
@@ -31,7 +31,7 @@ def cmd_diff(args: argparse.Namespace, extra: list[str]) -> int:
             problems += exc.problems
     if problems:
         for line in problems:
-            _error(f"conformance diff: {line}")
+            print_error(f"conformance diff: {line}")
         return 2
     old, new = loaded
     diff = compare(old, new)

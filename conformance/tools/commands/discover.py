@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.escaping import for_terminal
-from conformance.tools.commands.common import _error, _framework_list
+from conformance.tools.commands.common import framework_list, print_error
 
 DISCOVER_TIMEOUT_S = 10.0  # conformance discover's --case-timeout
 
@@ -44,7 +44,7 @@ def cmd_discover(args: argparse.Namespace, extra: list[str]) -> int:
     if args.seconds is None and args.programs is None:
         print("conformance discover: give a budget: --seconds N or --programs N", file=sys.stderr)
         return 2
-    names = _framework_list(args.frameworks)
+    names = framework_list(args.frameworks)
     out = Path(args.out)
     what = f"the findings in {out}"
     # before the budget is spent: a folder the findings cannot go to; the default folder (as
@@ -57,21 +57,21 @@ def cmd_discover(args: argparse.Namespace, extra: list[str]) -> int:
                               "to with --out")
         check_folder(out, what)
     except OutputError as exc:
-        _error(f"conformance discover: {exc}")
+        print_error(f"conformance discover: {exc}")
         return 2
     sandbox = Sandbox(args.case_timeout)
     try:
         result = discover(names, seconds=args.seconds, max_programs=args.programs, seed=args.seed, sandbox=sandbox)
     except GeneratorError as exc:
-        _error(f"conformance discover: {exc}")
+        print_error(f"conformance discover: {exc}")
         return 1
     finally:
         sandbox.close()
     try:
         paths = write(result, out)
     except OSError as exc:
-        _error(f"conformance discover: could not write {what}: {error_text(exc)}; the previous findings are left "
-               "as they were")
+        print_error(f"conformance discover: could not write {what}: {error_text(exc)}; the previous findings are left "
+                    "as they were")
         return 3
     rate = result.programs / result.seconds if result.seconds else 0.0
     confirmed = [found for found in result.found if not found.flaky]

@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from conformance.tools.commands.common import _case_roots
+from conformance.tools.commands.common import case_roots
 
 
 def add_parser(sub: Any) -> None:
@@ -27,7 +27,7 @@ def cmd_lint(args: argparse.Namespace, extra: list[str]) -> int:
         for rule in RULES.values():
             print(f"{rule.code}  {rule.name:<20} {rule.summary}")
         return 0
-    paths = args.paths or _case_roots()
+    paths = args.paths or case_roots()
     missing = [p for p in paths if not os.path.lexists(p)]  # a dangling link is there: refused below
     if missing:
         print(f"conformance lint: no such file or folder: {', '.join(missing)}", file=sys.stderr)

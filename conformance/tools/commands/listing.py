@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from conformance.escaping import for_terminal
-from conformance.tools.commands.common import _case_roots
+from conformance.tools.commands.common import case_roots
 
 
 def add_parser(sub: Any) -> None:
@@ -25,7 +25,7 @@ def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
     vocab = registry.vocabulary()
     status = 0
     # folders are walked without following links; a refused entry is never opened
-    files, refused = scan(args.paths or _case_roots())
+    files, refused = scan(args.paths or case_roots())
     for path, why in refused:
         print(refused_finding(path, why).render(), file=sys.stderr)
         status = 1

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.escaping import for_terminal
-from conformance.tools.commands.common import _error
+from conformance.tools.commands.common import print_error
 
 
 def add_parser(sub: Any) -> None:
@@ -42,10 +42,10 @@ def cmd_matrix(args: argparse.Namespace, extra: list[str]) -> int:
                                  numprocesses=args.numprocesses, pytest_args=list(extra))
     except matrix.MatrixError as exc:
         for line in exc.problems:
-            _error(f"conformance matrix: {line}")
+            print_error(f"conformance matrix: {line}")
         return 2
     except OSError as exc:
-        _error(f"conformance matrix: cannot use {envs} or {out}: {error_text(exc)}")
+        print_error(f"conformance matrix: cannot use {envs} or {out}: {error_text(exc)}")
         return 2
     failed = 0
     for done in matrix.sorted_releases(runs):

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.escaping import for_terminal
-from conformance.tools.commands.common import _error
+from conformance.tools.commands.common import print_error
 
 
 def add_parser(sub: Any) -> None:
@@ -37,12 +37,12 @@ def cmd_merge(args: argparse.Namespace, extra: list[str]) -> int:
         check_file(Path(args.out), f"the merged results file {args.out}")
     except (MergeError, OutputError) as exc:
         for line in str(exc).splitlines():
-            _error(f"conformance merge: {line}")
+            print_error(f"conformance merge: {line}")
         return 2
     try:
         write_atomically(Path(args.out), merged)
     except OSError as exc:
-        _error(f"conformance merge: could not write {args.out}: {error_text(exc)}")
+        print_error(f"conformance merge: could not write {args.out}: {error_text(exc)}")
         return 3
     partial = merged["run"].get("partial")
     state = f"partial: {'; '.join(partial)}" if partial else "a full run of the corpus"

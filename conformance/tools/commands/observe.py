@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conformance.escaping import for_terminal
-from conformance.tools.commands.common import _case_roots, _framework_list
+from conformance.tools.commands.common import case_roots, framework_list
 
 if TYPE_CHECKING:  # a command imports pytest and the plugin only when it runs
     from conformance.model import Case
@@ -45,7 +45,7 @@ def cmd_observe(args: argparse.Namespace, extra: list[str]) -> int:
         return 2
     vocab = registry.vocabulary()
     target = Path(args.target)
-    files = [target] if target.is_file() else case_files(_case_roots())
+    files = [target] if target.is_file() else case_files(case_roots())
     cases, problems, holders = [], [], set()
     for path in files:
         result = load_file(path, vocab, draft=True)
@@ -64,7 +64,7 @@ def cmd_observe(args: argparse.Namespace, extra: list[str]) -> int:
             print(f"conformance observe: no case {args.target!r}; {hint}", file=sys.stderr)
         return 2
     # the eager frameworks unless named: a compiled mode is observed when --frameworks names it
-    names = _framework_list(args.frameworks) if args.frameworks else registry.eager_names()
+    names = framework_list(args.frameworks) if args.frameworks else registry.eager_names()
     if args.write:
         if problems:
             print(f"conformance observe: {', '.join(map(str, sorted(holders)))} has problems (above): fix them "

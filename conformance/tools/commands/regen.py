@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conformance.tools.commands.common import _error
+from conformance.tools.commands.common import print_error
 
 
 def add_parser(sub: Any) -> None:
@@ -23,12 +23,12 @@ def cmd_regen(args: argparse.Namespace, extra: list[str]) -> int:
     root = Path(".")
     missing = [item.path for item in GENERATED if not (root / item.path).parent.is_dir()]
     if missing or not (root / "cases").is_dir():
-        _error("run it at the root of a checkout (the folder with cases/, docs/ and conformance/data/)")
+        print_error("run it at the root of a checkout (the folder with cases/, docs/ and conformance/data/)")
         return 2
     try:
         found = stale(root)
     except RegenError as exc:
-        _error(str(exc))
+        print_error(str(exc))
         return 2
     for item, text in found:
         if args.check:

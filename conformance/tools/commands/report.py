@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.escaping import for_terminal
-from conformance.tools.commands.common import DEFAULT_PARTIAL, DEFAULT_RESULTS, _error
+from conformance.tools.commands.common import DEFAULT_PARTIAL, DEFAULT_RESULTS, print_error
 
 
 def add_parser(sub: Any) -> None:
@@ -30,7 +30,7 @@ def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
         data = load_results(Path(args.results))
     except ResultsFileError as exc:
         for line in exc.problems:  # one per problem, each naming the file and where in it
-            _error(f"conformance report: {line}")
+            print_error(f"conformance report: {line}")
         return 2
     partial = (data.get("run") or {}).get("partial") or []
     if args.out is not None:
@@ -43,10 +43,10 @@ def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
     if args.check:
         problems = stale_reports(data, out_dir)
         for problem in problems:  # the diff quotes case text
-            _error(problem)
+            print_error(problem)
         if problems:
-            _error(f"conformance report: regenerate with `conformance report {args.results} --out {out_dir}` "
-                   "and commit the result")
+            print_error(f"conformance report: regenerate with `conformance report {args.results} --out {out_dir}` "
+                        "and commit the result")
             return 1
         print(for_terminal(f"conformance report: {out_dir} is up to date"))
         return 0
@@ -56,11 +56,11 @@ def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
         with holding(reports_lock_path(out_dir), what, "conformance report"):
             written = _write_reports(data, out_dir)
     except OutputError as exc:
-        _error(f"conformance report: {exc}")
+        print_error(f"conformance report: {exc}")
         return 2
     except OSError as exc:
-        _error(f"conformance report: could not write {what}: {error_text(exc)}; the previous reports are left "
-               "as they were")
+        print_error(f"conformance report: could not write {what}: {error_text(exc)}; the previous reports are left "
+                    "as they were")
         return 3
     for path in written:
         print(for_terminal(f"conformance report: wrote {path}"))

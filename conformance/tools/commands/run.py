@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conformance.escaping import for_terminal
-from conformance.tools.commands.common import DEFAULT_PARTIAL, DEFAULT_RESULTS, _case_roots, _error
+from conformance.tools.commands.common import DEFAULT_PARTIAL, DEFAULT_RESULTS, case_roots, print_error
 
 if TYPE_CHECKING:  # a command imports pytest and the plugin only when it runs
     from conformance.plugin.handover import RunResults
@@ -62,7 +62,7 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
     # -k, -m, --lf, -x stopping early, ...) writes reports/partial/, unless --results or
     # --reports name where to write (README, "Partial runs").
     places = _RunPlaces(args)
-    corpus = _case_roots()
+    corpus = case_roots()
     # a folder written by default, not named on the command line, is never a link: a committed
     # one would carry the outputs elsewhere (docs/security.md, "Outputs are written whole")
     defaults = ([places.results.parent, places.partial_results.parent] if not args.results else []) + \
@@ -70,9 +70,9 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
     for folder in dict.fromkeys(defaults):
         link = linked_component(folder)
         if link is not None:
-            _error(f"conformance: cannot write to {folder}: {link} is a symbolic link, and only a folder named on "
-                   "the command line is written through one; remove the link, or name the folders with --results "
-                   "and --reports")
+            print_error(f"conformance: cannot write to {folder}: {link} is a symbolic link, and only a folder named on "
+                        "the command line is written through one; remove the link, or name the folders with --results "
+                        "and --reports")
             return 2
     own = RunResults()
     status = 0
@@ -100,7 +100,7 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
                 held.callback(discard_pending)
                 held.callback(own.discard)
                 if problem:
-                    _error(f"conformance: {problem}")
+                    print_error(f"conformance: {problem}")
                     status = 2
                 else:
                     plugins: list[object] = [own]
@@ -113,14 +113,14 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
                         raise KeyboardInterrupt  # pytest ended the run early; said below
                     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
                         named = ", ".join(own.args) if own.args else ", ".join(corpus)
-                        _error(f"conformance: no case collected from {named}: give case files or folders that hold "
-                               "them (*.yaml with a top-level 'cases:' list)")
+                        print_error(f"conformance: no case collected from {named}: give case files or folders that "
+                                    "hold them (*.yaml with a top-level 'cases:' list)")
                         status = int(code)
                     elif own.write_error:  # the plugin said why, and where the records are
                         status = int(code)
                     elif code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-                        _error(f"conformance: the run did not complete (pytest exit status {int(code)}); "
-                               f"the reports in {places.reports} were not updated")
+                        print_error(f"conformance: the run did not complete (pytest exit status {int(code)}); "
+                                    f"the reports in {places.reports} were not updated")
                         status = int(code)
                     else:
                         status = _render_own(own, places, int(code))
@@ -241,7 +241,7 @@ def _configuration_argv(corpus: list[str], extra: list[str]) -> list[str]:
     cwd = Path(os.getcwd())
     chosen, problem = configfile.project_configuration(cwd, explicit, [cwd / p for p in corpus])
     if problem is not None:
-        _error(f"conformance: {problem}")
+        print_error(f"conformance: {problem}")
         raise SystemExit(2)
     return [] if explicit is not None else ["-c", chosen]
 
@@ -258,7 +258,7 @@ def _render_own(own: RunResults, places: _RunPlaces, code: int) -> int:
     from conformance.report.results import stage_texts
 
     if own.text is None or own.staged is None:
-        _error(f"conformance: no results written to {places.results}")
+        print_error(f"conformance: no results written to {places.results}")
         return 1
     out_dir = places.partial_reports if own.partial else places.reports
     data = json.loads(own.text)
@@ -268,11 +268,11 @@ def _render_own(own: RunResults, places: _RunPlaces, code: int) -> int:
         own.written = [p for p in (own.path, *written) if p is not None]
         commit(own.staged, reports, remove=own.journal_files())
     except OSError as exc:
-        _error(f"conformance: could not write {own.path} and the reports in {out_dir}: {error_text(exc)}; nothing "
-               "was replaced: the previous files are left as they were")
+        print_error(f"conformance: could not write {own.path} and the reports in {out_dir}: {error_text(exc)}; nothing "
+                    "was replaced: the previous files are left as they were")
         kept = own.journal_text()
         if kept:
-            _error(f"conformance: {kept}")
+            print_error(f"conformance: {kept}")
         return int(pytest.ExitCode.INTERNAL_ERROR)  # not to be taken for failing cases
     print(for_terminal(_summary(data)))
     if own.partial:

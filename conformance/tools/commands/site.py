@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.escaping import for_terminal
-from conformance.tools.commands.common import _error
+from conformance.tools.commands.common import print_error
 
 
 def add_parser(sub: Any) -> None:
@@ -44,10 +44,10 @@ def cmd_site(args: argparse.Namespace, extra: list[str]) -> int:
         write_site(files, out)
     except (SiteError, SiteOutputError, ChangelogError) as exc:
         for line in str(exc).splitlines():
-            _error(f"conformance site: {line}")
+            print_error(f"conformance site: {line}")
         return 2
     except OSError as exc:
-        _error(f"conformance site: could not write {out}: {error_text(exc)}; the previous site is left as it was")
+        print_error(f"conformance site: could not write {out}: {error_text(exc)}; the previous site is left as it was")
         return 3
     print(for_terminal(f"conformance site: wrote {out} ({summary}); open {out / 'index.html'}"))
     if args.screenshots:
@@ -56,7 +56,7 @@ def cmd_site(args: argparse.Namespace, extra: list[str]) -> int:
         try:
             shots = screenshots(out, Path(args.screenshots), op=args.screenshot_op)
         except ScreenshotError as exc:
-            _error(f"conformance site: {exc}")
+            print_error(f"conformance site: {exc}")
             return 2
         for shot in shots:
             print(for_terminal(f"conformance site: wrote {shot}"))
