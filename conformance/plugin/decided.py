@@ -124,4 +124,3 @@ def summary_line(records: dict[str, dict[str, Any]]) -> str | None:
         parts.append(f"{reused} as an earlier run with the same inputs stored them")
     items = f"{len(values)} item{'s' if len(values) != 1 else ''}"
     return f"conformance: {items} decided before the run ({', '.join(parts)}); their records are in the results file"
-
