@@ -21,7 +21,7 @@ import re
 import sys
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Mapping
 
 from conformance.model import DEVICE_NAME, DTYPES, Generated
 
@@ -800,3 +800,10 @@ def merge_errors(*tables: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str,
 
 # what every adapter tries after its own error_patterns
 COMMON_ERRORS: Mapping[str, tuple[str, ...]] = merge_errors(PYTHON_ERRORS, NUMPY_ERRORS)
+
+
+if TYPE_CHECKING:  # mypy: the base class (and so, overriding it compatibly, every adapter) is the contract
+    from conformance.contract import FrameworkAdapter
+
+    def _contract(adapter: Adapter) -> FrameworkAdapter:
+        return adapter

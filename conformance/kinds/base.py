@@ -31,6 +31,7 @@ import json
 from dataclasses import replace
 from typing import Any, ClassVar, Collection, Mapping, NamedTuple, Protocol, Sequence
 
+from conformance.contract import Probing
 from conformance.ir import Step
 from conformance.model import DROPPED, Case, ResultKey
 from conformance.source import CaseFormatError, Location, raise_all, split
@@ -63,7 +64,11 @@ class Checking(Protocol):
     ``_Checker``). ``failed`` and ``steps`` are the engine's step records: ``number``,
     ``text``, ``location``, ``warnings`` and ``error`` (``type``, ``message``, ``kind``)."""
 
-    adapter: Any  # the framework's adapter: its probes (to_numpy, overlaps, version_of, ...)
+    @property
+    def adapter(self) -> Probing:
+        """The framework's adapter: its probes (to_numpy, overlaps, version_of, ...)."""
+        ...
+
     failed: Any  # the record of the step that raised, or None
     # whether a version counter counts the steps' mutations (eager), or only shows that an
     # input was mutated (a compiled mode applies an input's mutations as its own copies)

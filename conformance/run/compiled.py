@@ -33,9 +33,10 @@ inputs. Nothing here imports a framework: the adapter's ``compile`` does.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from conformance import kinds
+from conformance.contract import FrameworkAdapter
 from conformance.ir import AttrTarget, Const, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step
 from conformance.model import Case, Expect
 from conformance.outcomes import ErrorInfo, StepRecord
@@ -49,7 +50,7 @@ from conformance.run.engine import (
 from conformance.run.probes import Probes
 
 
-def program(steps: Sequence[Step], ops: dict[str, Callable[..., Any]], inputs: Sequence[str],
+def program(steps: Sequence[Step], ops: Mapping[str, Callable[..., Any]], inputs: Sequence[str],
             outputs: Sequence[str]) -> Callable[..., tuple[tuple[Any, ...], tuple[bool, ...]]]:
     """The case's steps as a Python function of its inputs, returning (the values of
     ``outputs``, whether each was bound). Only the operation table's entries and plain
@@ -147,7 +148,7 @@ class CompiledRunner:
     """What the checker reads (``env``, ``records``, ``failed``, ``first_version``, ...), from
     one call of the compiled function. ``eager`` is the eager run of the same case."""
 
-    def __init__(self, case: Case, adapter: Any, eager: Any, expect: Expect) -> None:
+    def __init__(self, case: Case, adapter: FrameworkAdapter, eager: Any, expect: Expect) -> None:
         self.case = case
         self.adapter = adapter
         self.eager = eager

@@ -14,6 +14,7 @@ from typing import Any
 
 from conformance import kinds, limits
 from conformance.adapters.base import OPERATOR_SYMBOLS, NotApplicable
+from conformance.contract import FrameworkAdapter
 from conformance.ir import (
     AttrTarget,
     Const,
@@ -68,13 +69,13 @@ def case_seed(case_id: str) -> int:
     return zlib.crc32(case_id.encode()) & 0x7FFFFFFF
 
 
-def release(case: Case, adapter: Any) -> str | None:
+def release(case: Case, adapter: FrameworkAdapter) -> str | None:
     """The framework's installed release, where the case has overrides that depend on it
     (``versions:``; read from package metadata, imports nothing); else None."""
     return adapter.version() if case.versioned else None
 
 
-def not_applicable(case: Case, adapter: Any) -> Outcome | None:
+def not_applicable(case: Case, adapter: FrameworkAdapter) -> Outcome | None:
     """The outcome when the case cannot apply to this adapter (its override says so, or an
     operation has no counterpart), decided without importing the framework; else None."""
     fw = adapter.name
@@ -88,7 +89,7 @@ def not_applicable(case: Case, adapter: Any) -> Outcome | None:
     return None
 
 
-def run(case: Case, adapter: Any) -> Outcome:
+def run(case: Case, adapter: FrameworkAdapter) -> Outcome:
     early = not_applicable(case, adapter)
     if early is not None:
         return early
@@ -162,7 +163,7 @@ def _unexpected_refusal(failed: StepRecord | None, expect: Expect) -> str | None
 
 
 class _Runner:
-    def __init__(self, case: Case, adapter: Any, checked: set[frozenset[str]] | None = None) -> None:
+    def __init__(self, case: Case, adapter: FrameworkAdapter, checked: set[frozenset[str]] | None = None) -> None:
         self.case = case
         self.adapter = adapter
         self.env: dict[str, Any] = {}

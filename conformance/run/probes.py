@@ -12,20 +12,30 @@ run's adapter's.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any
 
 from conformance import registry
 from conformance.adapters.base import allocations_intersect, layouts_overlap
+from conformance.contract import FrameworkAdapter, Probing
 
 
 class Probes:
     """The run's adapter, whose probes answer for any framework's tensor (see the module)."""
 
-    def __init__(self, adapter: Any) -> None:
+    def __init__(self, adapter: FrameworkAdapter) -> None:
         self.adapter = adapter
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.adapter, name)
+
+    @property
+    def name(self) -> str:
+        return self.adapter.name
+
+    @property
+    def unobservable(self) -> Collection[str]:
+        return self.adapter.unobservable
 
     def owner(self, obj: Any) -> Any:
         """The adapter whose probes take ``obj``: the run's, or another framework's (its
@@ -96,3 +106,8 @@ class Probes:
         if owner_a is owner_b:
             return bool(owner_a.same_allocation(a, b))
         return allocations_intersect(owner_a.layout(a), owner_b.layout(b))
+
+
+if TYPE_CHECKING:  # mypy: the probes are what a kind observes through
+    def _probing(probes: Probes) -> Probing:
+        return probes
