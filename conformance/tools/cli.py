@@ -9,7 +9,6 @@ framework's found.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 from typing import Sequence
@@ -50,8 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--version", action=_Version, nargs=0,
                         help="print the version of conformance and of each framework found, and exit")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in COMMANDS:
-        importlib.import_module(f"conformance.tools.commands.{name}").add_parser(sub)
+    for command in COMMANDS:
+        command.add_parser(sub)
     args, extra = parser.parse_known_args(argv)
     if extra and args.command not in ("run", "matrix"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
