@@ -22,11 +22,11 @@ from typing import Any
 from conformance.adapters.base import (
     NUMPY_CONVERSIONS,
     Adapter,
-    ArrayProbes,
     GlobalState,
     Layout,
     NotApplicable,
     Operation,
+    TensorProbes,
     absent,
     attribute,
     dtype_named,
@@ -202,7 +202,7 @@ def _xp_asarray(obj: Any, dtype: Any = None, copy: Any = None, device: Any = Non
                          device=None if device is None else _device(device))
 
 
-class ArrayApiStrictProbes(ArrayProbes):
+class ArrayApiStrictProbes(TensorProbes):
     """The probes for array_api_strict.Array (NumPy arrays: ArrayProbes'). An Array keeps its
     data as a private NumPy array (``Array._array``); the memory layout is read from it, since
     the standard exposes none. Identity is the Array object's."""
@@ -213,23 +213,16 @@ class ArrayApiStrictProbes(ArrayProbes):
         module = sys.modules.get("array_api_strict._array_object")
         return module is not None and isinstance(obj, module.Array)
 
-    def is_array(self, obj: Any) -> bool:
-        return self._is_tensor(obj) or super().is_array(obj)
-
     def _numpy(self, obj: Any) -> Any:
         return obj._array if self._is_tensor(obj) else obj  # the private NumPy array (layout only)
 
-    def to_numpy(self, obj: Any) -> Any:
+    def tensor_to_numpy(self, obj: Any) -> Any:
         import numpy as np
 
-        if not self._is_tensor(obj):
-            return super().to_numpy(obj)
         # a copy of the values, whatever the Array's device (np.asarray refuses the fake ones)
         return np.array(obj._array, copy=True)
 
-    def dtype_name(self, obj: Any) -> str:
-        if not self._is_tensor(obj):
-            return super().dtype_name(obj)
+    def tensor_dtype_name(self, obj: Any) -> str:
         return str(obj.dtype).removeprefix("array_api_strict.")
 
     def shape_of(self, obj: Any) -> tuple[int, ...]:
@@ -241,14 +234,10 @@ class ArrayApiStrictProbes(ArrayProbes):
     def overlaps(self, a: Any, b: Any) -> bool:
         return super().overlaps(self._numpy(a), self._numpy(b))
 
-    def probe_fill(self, obj: Any, value: Any) -> None:
-        if not self._is_tensor(obj):
-            return super().probe_fill(obj, value)
+    def tensor_probe_fill(self, obj: Any, value: Any) -> None:
         obj[...] = value  # the standard's __setitem__ (refused where NumPy's memory is read-only)
 
-    def probe_restore(self, obj: Any, snapshot: Any) -> None:
-        if not self._is_tensor(obj):
-            return super().probe_restore(obj, snapshot)
+    def tensor_probe_restore(self, obj: Any, snapshot: Any) -> None:
         obj[...] = _xp().asarray(snapshot, device=obj.device)
 
 

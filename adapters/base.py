@@ -348,9 +348,8 @@ def python_warnings_state() -> GlobalState:
 
 class ArrayProbes:
     """The probes of memory, identity, versions and gradients, for NumPy arrays: NumPy arrays
-    appear in every framework's cases (interop), so every adapter has these. A framework's
-    adapter overrides them for its own tensors (its probes class, e.g. TorchProbes) and
-    calls super() for arrays."""
+    appear in every framework's cases (interop), so every adapter has these. A framework with
+    tensors of its own answers for them through :class:`TensorProbes`."""
 
     def is_array(self, obj: Any) -> bool:
         import numpy as np
@@ -429,6 +428,99 @@ class ArrayProbes:
         import numpy as np
 
         return _SENTINELS[np.dtype(self.to_numpy(obj).dtype).kind]
+
+
+class TensorProbes(ArrayProbes):
+    """The probes of a framework that has tensors of its own, beside NumPy arrays. The dispatch
+    is here, once: each probe asks :meth:`_is_tensor` and answers with the framework's
+    ``tensor_<probe>`` for its own tensors, with NumPy's (:class:`ArrayProbes`) for anything
+    else. A framework's probes class defines ``_is_tensor`` and the ``tensor_*`` probes where
+    its tensors answer otherwise than NumPy's would (each defaults to NumPy's: no gradient,
+    no version counter, ``np.array(obj)``)."""
+
+    def _is_tensor(self, obj: Any) -> bool:
+        raise NotImplementedError
+
+    def is_array(self, obj: Any) -> bool:
+        return self._is_tensor(obj) or super().is_array(obj)
+
+    def to_numpy(self, obj: Any) -> Any:
+        return self.tensor_to_numpy(obj) if self._is_tensor(obj) else super().to_numpy(obj)
+
+    def dtype_name(self, obj: Any) -> str:
+        return self.tensor_dtype_name(obj) if self._is_tensor(obj) else super().dtype_name(obj)
+
+    def shape_of(self, obj: Any) -> tuple[int, ...]:
+        return self.tensor_shape_of(obj) if self._is_tensor(obj) else super().shape_of(obj)
+
+    def layout(self, obj: Any) -> Layout:
+        return self.tensor_layout(obj) if self._is_tensor(obj) else super().layout(obj)
+
+    def recorded_base(self, obj: Any) -> Any:
+        return self.tensor_recorded_base(obj) if self._is_tensor(obj) else super().recorded_base(obj)
+
+    def grad(self, obj: Any) -> Any:
+        return self.tensor_grad(obj) if self._is_tensor(obj) else super().grad(obj)
+
+    def requires_grad(self, obj: Any) -> bool | None:
+        return self.tensor_requires_grad(obj) if self._is_tensor(obj) else super().requires_grad(obj)
+
+    def is_leaf(self, obj: Any) -> bool | None:
+        return self.tensor_is_leaf(obj) if self._is_tensor(obj) else super().is_leaf(obj)
+
+    def version_of(self, obj: Any) -> int | None:
+        return self.tensor_version_of(obj) if self._is_tensor(obj) else super().version_of(obj)
+
+    def probe_fill(self, obj: Any, value: Any) -> None:
+        if self._is_tensor(obj):
+            self.tensor_probe_fill(obj, value)
+        else:
+            super().probe_fill(obj, value)
+
+    def probe_restore(self, obj: Any, snapshot: Any) -> None:
+        if self._is_tensor(obj):
+            self.tensor_probe_restore(obj, snapshot)
+        else:
+            super().probe_restore(obj, snapshot)
+
+    def sentinels(self, obj: Any) -> tuple[Any, Any]:
+        return self.tensor_sentinels(obj) if self._is_tensor(obj) else super().sentinels(obj)
+
+    def tensor_to_numpy(self, obj: Any) -> Any:
+        return super().to_numpy(obj)
+
+    def tensor_dtype_name(self, obj: Any) -> str:
+        return super().dtype_name(obj)
+
+    def tensor_shape_of(self, obj: Any) -> tuple[int, ...]:
+        return super().shape_of(obj)
+
+    def tensor_layout(self, obj: Any) -> Layout:
+        return super().layout(obj)
+
+    def tensor_recorded_base(self, obj: Any) -> Any:
+        return super().recorded_base(obj)
+
+    def tensor_grad(self, obj: Any) -> Any:
+        return super().grad(obj)
+
+    def tensor_requires_grad(self, obj: Any) -> bool | None:
+        return super().requires_grad(obj)
+
+    def tensor_is_leaf(self, obj: Any) -> bool | None:
+        return super().is_leaf(obj)
+
+    def tensor_version_of(self, obj: Any) -> int | None:
+        return super().version_of(obj)
+
+    def tensor_probe_fill(self, obj: Any, value: Any) -> None:
+        super().probe_fill(obj, value)
+
+    def tensor_probe_restore(self, obj: Any, snapshot: Any) -> None:
+        super().probe_restore(obj, snapshot)
+
+    def tensor_sentinels(self, obj: Any) -> tuple[Any, Any]:
+        return super().sentinels(obj)
 
 
 class Adapter(ArrayProbes):

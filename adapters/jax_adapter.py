@@ -27,6 +27,7 @@ from conformance.adapters.base import (
     Layout,
     NotApplicable,
     Operation,
+    TensorProbes,
     absent,
     attribute,
     dtype_named,
@@ -179,18 +180,13 @@ def _donating_add() -> Any:
     return _DONATING_ADD
 
 
-class JaxProbes:
-    """The probes for JAX arrays (NumPy arrays: ArrayProbes', through super())."""
+class JaxProbes(TensorProbes):
+    """The probes for JAX arrays (NumPy arrays: ArrayProbes')."""
 
     def _is_tensor(self, obj: Any) -> bool:
         return isinstance(obj, _jax().Array)
 
-    def is_array(self, obj: Any) -> bool:
-        return self._is_tensor(obj) or super().is_array(obj)  # type: ignore[misc]
-
-    def to_numpy(self, obj: Any) -> Any:
-        if not self._is_tensor(obj):
-            return super().to_numpy(obj)  # type: ignore[misc]
+    def tensor_to_numpy(self, obj: Any) -> Any:
         import numpy as np
 
         array = np.array(obj, copy=True)
@@ -198,16 +194,12 @@ class JaxProbes:
             array = array.astype(np.float32)
         return array
 
-    def dtype_name(self, obj: Any) -> str:
-        if not self._is_tensor(obj):
-            return super().dtype_name(obj)  # type: ignore[misc]
+    def tensor_dtype_name(self, obj: Any) -> str:
         return str(obj.dtype)
 
-    def layout(self, obj: Any) -> Layout:
+    def tensor_layout(self, obj: Any) -> Layout:
         """JAX arrays on the CPU are one dense row-major buffer each: the buffer's pointer
         (unsafe_buffer_pointer) and C-order strides. The buffer is the allocation."""
-        if not self._is_tensor(obj):
-            return super().layout(obj)  # type: ignore[misc]
         shape = tuple(int(d) for d in obj.shape)
         itemsize = int(obj.dtype.itemsize)
         strides, step = [], itemsize
@@ -216,17 +208,13 @@ class JaxProbes:
             step *= n
         return Layout(int(obj.unsafe_buffer_pointer()), shape, tuple(reversed(strides)), itemsize, None)
 
-    def probe_fill(self, obj: Any, value: Any) -> None:
+    def tensor_probe_fill(self, obj: Any, value: Any) -> None:
         """A JAX array cannot be written: item assignment raises JAX's own TypeError (JAX
         arrays are immutable), which makes the behaviour probe write through the other tensor
         of the pair, or leaves the metadata probe to decide."""
-        if not self._is_tensor(obj):
-            return super().probe_fill(obj, value)  # type: ignore[misc]
         obj[...] = value  # raises
 
-    def probe_restore(self, obj: Any, snapshot: Any) -> None:
-        if not self._is_tensor(obj):
-            return super().probe_restore(obj, snapshot)  # type: ignore[misc]
+    def tensor_probe_restore(self, obj: Any, snapshot: Any) -> None:
         obj[...] = snapshot  # raises, as probe_fill: nothing was written
 
 

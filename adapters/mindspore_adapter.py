@@ -25,11 +25,11 @@ from typing import Any
 from conformance.adapters.base import (
     NUMPY_CONVERSIONS,
     Adapter,
-    ArrayProbes,
     GlobalState,
     Layout,
     NotApplicable,
     Operation,
+    TensorProbes,
     absent,
     attribute,
     dtype_named,
@@ -168,34 +168,25 @@ def _call_cell(cell: Any, *args: Any, **kwargs: Any) -> Any:
     return _cell(cell, "called")(*args, **kwargs)
 
 
-class MindsporeProbes(ArrayProbes):
+class MindsporeProbes(TensorProbes):
     """The probes for MindSpore tensors (Parameter included; NumPy arrays: ArrayProbes')."""
 
     def _is_tensor(self, obj: Any) -> bool:
         return "mindspore" in sys.modules and isinstance(obj, _ms().Tensor)
 
-    def is_array(self, obj: Any) -> bool:
-        return self._is_tensor(obj) or super().is_array(obj)
-
-    def to_numpy(self, obj: Any) -> Any:
-        if not self._is_tensor(obj):
-            return super().to_numpy(obj)
+    def tensor_to_numpy(self, obj: Any) -> Any:
         ms = _ms()
         if obj.dtype == ms.bfloat16:  # NumPy has no bfloat16
             obj = obj.astype(ms.float32)
         return super().to_numpy(obj.asnumpy())
 
-    def dtype_name(self, obj: Any) -> str:
-        if not self._is_tensor(obj):
-            return super().dtype_name(obj)
+    def tensor_dtype_name(self, obj: Any) -> str:
         return str(obj.dtype).lower()  # Float32, BFloat16, UInt8, Bool, Complex64
 
     def shape_of(self, obj: Any) -> tuple[int, ...]:
         return tuple(int(d) for d in obj.shape)
 
-    def layout(self, obj: Any) -> Layout:
-        if not self._is_tensor(obj):
-            return super().layout(obj)
+    def tensor_layout(self, obj: Any) -> Layout:
         size = int(obj.itemsize)
         storage = obj.untyped_storage()
         start = int(storage.data_ptr())
@@ -203,8 +194,8 @@ class MindsporeProbes(ArrayProbes):
         return Layout(int(obj.data_ptr()), tuple(int(d) for d in obj.shape), tuple(int(s) * size for s in obj.stride()),
                       size, (start, start + int(storage.nbytes())))
 
-    def version_of(self, obj: Any) -> int | None:
-        return int(obj._version) if self._is_tensor(obj) else None
+    def tensor_version_of(self, obj: Any) -> int | None:
+        return int(obj._version)
 
     def _elements(self, obj: Any) -> Any:
         """A writable NumPy array over the tensor's own elements (its data pointer and byte
@@ -236,14 +227,10 @@ class MindsporeProbes(ArrayProbes):
             values = (np.asarray(values, np.float32).view(np.uint32) >> 16).astype(np.uint16)
         target[...] = values.astype(target.dtype)
 
-    def probe_fill(self, obj: Any, value: Any) -> None:
-        if not self._is_tensor(obj):
-            return super().probe_fill(obj, value)
+    def tensor_probe_fill(self, obj: Any, value: Any) -> None:
         self._write(obj, value)
 
-    def probe_restore(self, obj: Any, snapshot: Any) -> None:
-        if not self._is_tensor(obj):
-            return super().probe_restore(obj, snapshot)
+    def tensor_probe_restore(self, obj: Any, snapshot: Any) -> None:
         self._write(obj, snapshot)
 
 

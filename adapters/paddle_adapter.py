@@ -12,10 +12,10 @@ from typing import Any, Callable
 from conformance.adapters.base import (
     NUMPY_CONVERSIONS,
     Adapter,
-    ArrayProbes,
     GlobalState,
     Layout,
     Operation,
+    TensorProbes,
     absent,
     attribute,
     attributes_state,
@@ -228,32 +228,23 @@ def _refuse_sparse(obj: Any) -> None:
                         "to_dense() or values()")
 
 
-class PaddleProbes(ArrayProbes):
+class PaddleProbes(TensorProbes):
     """The probes for Paddle tensors (NumPy arrays: ArrayProbes')."""
 
     def _is_tensor(self, obj: Any) -> bool:
         return isinstance(obj, _paddle().Tensor)
 
-    def is_array(self, obj: Any) -> bool:
-        return self._is_tensor(obj) or super().is_array(obj)
-
-    def to_numpy(self, obj: Any) -> Any:
-        if not self._is_tensor(obj):
-            return super().to_numpy(obj)
+    def tensor_to_numpy(self, obj: Any) -> Any:
         _refuse_sparse(obj)
         t = obj.detach()
         if t.dtype == _paddle().bfloat16:
             t = t.astype("float32")
         return super().to_numpy(t.numpy())
 
-    def dtype_name(self, obj: Any) -> str:
-        if not self._is_tensor(obj):
-            return super().dtype_name(obj)
+    def tensor_dtype_name(self, obj: Any) -> str:
         return str(obj.dtype).removeprefix("paddle.")
 
-    def layout(self, obj: Any) -> Layout:
-        if not self._is_tensor(obj):
-            return super().layout(obj)
+    def tensor_layout(self, obj: Any) -> Layout:
         _refuse_sparse(obj)
         size = obj.element_size()
         # data_ptr() already includes the view's byte offset; get_strides() is in elements
@@ -268,28 +259,24 @@ class PaddleProbes(ArrayProbes):
             return bool(a._is_shared_buffer_with(b)) or super().same_allocation(a, b)
         return super().same_allocation(a, b)
 
-    def grad(self, obj: Any) -> Any:
-        return obj.grad if self._is_tensor(obj) else None
+    def tensor_grad(self, obj: Any) -> Any:
+        return obj.grad
 
-    def requires_grad(self, obj: Any) -> bool | None:
-        return (not obj.stop_gradient) if self._is_tensor(obj) else None
+    def tensor_requires_grad(self, obj: Any) -> bool | None:
+        return (not obj.stop_gradient)
 
-    def is_leaf(self, obj: Any) -> bool | None:
-        return bool(obj.is_leaf) if self._is_tensor(obj) else None
+    def tensor_is_leaf(self, obj: Any) -> bool | None:
+        return bool(obj.is_leaf)
 
-    def version_of(self, obj: Any) -> int | None:
-        return int(obj.inplace_version) if self._is_tensor(obj) else None
+    def tensor_version_of(self, obj: Any) -> int | None:
+        return int(obj.inplace_version)
 
-    def probe_fill(self, obj: Any, value: Any) -> None:
-        if not self._is_tensor(obj):
-            return super().probe_fill(obj, value)
+    def tensor_probe_fill(self, obj: Any, value: Any) -> None:
         _refuse_sparse(obj)
         with _paddle().no_grad():
             obj.fill_(value)
 
-    def probe_restore(self, obj: Any, snapshot: Any) -> None:
-        if not self._is_tensor(obj):
-            return super().probe_restore(obj, snapshot)
+    def tensor_probe_restore(self, obj: Any, snapshot: Any) -> None:
         paddle = _paddle()
         source = paddle.to_tensor(snapshot, dtype=obj.dtype)
         with paddle.no_grad():
@@ -393,7 +380,6 @@ class PaddleAdapter(PaddleProbes, Adapter):
     def load(self) -> None:
         paddle = _paddle()
         paddle.set_device("cpu")
-
 
     def device_unavailable(self, device: str) -> str | None:
         if device == "cuda" and not _paddle().device.is_compiled_with_cuda():

@@ -25,12 +25,12 @@ from typing import Any
 from conformance.adapters.base import (
     NUMPY_CONVERSIONS,
     Adapter,
-    ArrayProbes,
     GlobalState,
     Immutability,
     Layout,
     NotApplicable,
     Operation,
+    TensorProbes,
     absent,
     dtype_named,
     is_device_name,
@@ -251,15 +251,12 @@ _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 _NAME_COUNTER = re.compile(r"name: [\w/]+_\d+/")
 
 
-class TensorflowProbes(ArrayProbes):
+class TensorflowProbes(TensorProbes):
     """The probes for TensorFlow tensors and variables (NumPy arrays: ArrayProbes')."""
 
     def _is_tensor(self, obj: Any) -> bool:
         tf = _tf()
         return isinstance(obj, (tf.Tensor, tf.Variable))
-
-    def is_array(self, obj: Any) -> bool:
-        return self._is_tensor(obj) or super().is_array(obj)
 
     def _buffer(self, obj: Any) -> Any:
         """A writable NumPy array over the tensor's (the variable's) own buffer. The address
@@ -280,40 +277,28 @@ class TensorflowProbes(ArrayProbes):
             return array
         return np.asarray(_WritableAlias(exported))
 
-    def to_numpy(self, obj: Any) -> Any:
-        if not self._is_tensor(obj):
-            return super().to_numpy(obj)
+    def tensor_to_numpy(self, obj: Any) -> Any:
         tf = _tf()
         if obj.dtype == tf.bfloat16:
             obj = tf.cast(obj, tf.float32)
         return super().to_numpy(obj.numpy())
 
-    def dtype_name(self, obj: Any) -> str:
-        if not self._is_tensor(obj):
-            return super().dtype_name(obj)
+    def tensor_dtype_name(self, obj: Any) -> str:
         return str(obj.dtype.name)
 
-    def shape_of(self, obj: Any) -> tuple[int, ...]:
-        if not self._is_tensor(obj):
-            return super().shape_of(obj)
+    def tensor_shape_of(self, obj: Any) -> tuple[int, ...]:
         return tuple(int(d) for d in obj.shape)
 
-    def layout(self, obj: Any) -> Layout:
-        if not self._is_tensor(obj):
-            return super().layout(obj)
+    def tensor_layout(self, obj: Any) -> Layout:
         buf = self._buffer(obj)
         # a TensorFlow tensor is dense, row-major, at offset 0 of its buffer; the buffer's
         # bounds are the elements' (alloc None)
         return Layout(buf.__array_interface__["data"][0], tuple(buf.shape), tuple(buf.strides), buf.itemsize, None)
 
-    def probe_fill(self, obj: Any, value: Any) -> None:
-        if not self._is_tensor(obj):
-            return super().probe_fill(obj, value)
+    def tensor_probe_fill(self, obj: Any, value: Any) -> None:
         self._buffer(obj)[...] = value
 
-    def probe_restore(self, obj: Any, snapshot: Any) -> None:
-        if not self._is_tensor(obj):
-            return super().probe_restore(obj, snapshot)
+    def tensor_probe_restore(self, obj: Any, snapshot: Any) -> None:
         self._buffer(obj)[...] = snapshot
 
 

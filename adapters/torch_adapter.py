@@ -11,10 +11,10 @@ from typing import Any, Callable
 from conformance.adapters.base import (
     NUMPY_CONVERSIONS,
     Adapter,
-    ArrayProbes,
     GlobalState,
     Layout,
     Operation,
+    TensorProbes,
     absent,
     attribute,
     attributes_state,
@@ -106,71 +106,54 @@ def _to(x: Any, target: str) -> Any:
 _OUT_OF_MEMORY = re.compile(r"DefaultCPUAllocator: can't allocate memory|CUDA out of memory")
 
 
-class TorchProbes(ArrayProbes):
+class TorchProbes(TensorProbes):
     """The probes for torch tensors (NumPy arrays: ArrayProbes')."""
 
     def _is_tensor(self, obj: Any) -> bool:
         return isinstance(obj, _torch().Tensor)
 
-    def is_array(self, obj: Any) -> bool:
-        return self._is_tensor(obj) or super().is_array(obj)
-
-    def to_numpy(self, obj: Any) -> Any:
-        if not self._is_tensor(obj):
-            return super().to_numpy(obj)
+    def tensor_to_numpy(self, obj: Any) -> Any:
         t = obj.detach().cpu().resolve_conj().resolve_neg()
         if t.dtype == _torch().bfloat16:
             t = t.float()
         return t.numpy().copy()
 
-    def dtype_name(self, obj: Any) -> str:
-        if not self._is_tensor(obj):
-            return super().dtype_name(obj)
+    def tensor_dtype_name(self, obj: Any) -> str:
         return str(obj.dtype).removeprefix("torch.")
 
-    def recorded_base(self, obj: Any) -> Any:
+    def tensor_recorded_base(self, obj: Any) -> Any:
         # Tensor._base: the tensor a view was made from, itself never a view (a view of a view
         # records the first one's base); None where _is_view() is false
-        if not self._is_tensor(obj):
-            return super().recorded_base(obj)
         return obj._base
 
-    def layout(self, obj: Any) -> Layout:
-        if not self._is_tensor(obj):
-            return super().layout(obj)
+    def tensor_layout(self, obj: Any) -> Layout:
         storage = obj.untyped_storage()
         size = obj.element_size()
         start = storage.data_ptr()
         return Layout(obj.data_ptr(), tuple(obj.shape), tuple(s * size for s in obj.stride()), size,
                       (start, start + storage.nbytes()))
 
-    def grad(self, obj: Any) -> Any:
-        if not self._is_tensor(obj):
-            return None
+    def tensor_grad(self, obj: Any) -> Any:
         # Reading .grad of a non-leaf warns; that is the probe's read, not a step's
         # behaviour (a step that reads x.grad still records the warning).
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             return obj.grad
 
-    def requires_grad(self, obj: Any) -> bool | None:
-        return bool(obj.requires_grad) if self._is_tensor(obj) else None
+    def tensor_requires_grad(self, obj: Any) -> bool | None:
+        return bool(obj.requires_grad)
 
-    def is_leaf(self, obj: Any) -> bool | None:
-        return bool(obj.is_leaf) if self._is_tensor(obj) else None
+    def tensor_is_leaf(self, obj: Any) -> bool | None:
+        return bool(obj.is_leaf)
 
-    def version_of(self, obj: Any) -> int | None:
-        return int(obj._version) if self._is_tensor(obj) else None
+    def tensor_version_of(self, obj: Any) -> int | None:
+        return int(obj._version)
 
-    def probe_fill(self, obj: Any, value: Any) -> None:
-        if not self._is_tensor(obj):
-            return super().probe_fill(obj, value)
+    def tensor_probe_fill(self, obj: Any, value: Any) -> None:
         with _torch().no_grad():
             obj.fill_(value)
 
-    def probe_restore(self, obj: Any, snapshot: Any) -> None:
-        if not self._is_tensor(obj):
-            return super().probe_restore(obj, snapshot)
+    def tensor_probe_restore(self, obj: Any, snapshot: Any) -> None:
         torch = _torch()
         with torch.no_grad():
             try:
@@ -280,7 +263,6 @@ class TorchAdapter(TorchProbes, Adapter):
         # memory"); CUDA's raises torch.OutOfMemoryError, a RuntimeError too
         return super().out_of_memory(exc) or isinstance(exc, _torch().OutOfMemoryError) or bool(
             isinstance(exc, RuntimeError) and _OUT_OF_MEMORY.search(str(exc)))
-
 
     def device_unavailable(self, device: str) -> str | None:
         if device == "cuda" and not _torch().cuda.is_available():
