@@ -263,7 +263,7 @@ class PaddleProbes(TensorProbes):
         return obj.grad
 
     def tensor_requires_grad(self, obj: Any) -> bool | None:
-        return (not obj.stop_gradient)
+        return not obj.stop_gradient
 
     def tensor_is_leaf(self, obj: Any) -> bool | None:
         return bool(obj.is_leaf)
