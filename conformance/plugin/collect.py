@@ -224,29 +224,26 @@ class CaseItem(pytest.Item):
         if outcome.verdict != "pass":
             pytest.skip(outcome.reason)
 
-    def decide(self, store: OutcomeStore | None, written_before: float) -> bool:
+    def decide(self, written_before: float) -> bool:
         """Whether this item's outcome is known without running it (plugin.decided): not
-        applicable, or stored in ``store`` before ``written_before`` by an earlier run with the
-        same inputs, and not a failure (a failing item runs, to fail as it would have). The
-        outcome is then in the item's stash, for :meth:`record`."""
-        outcome = not_applicable(self.case, registry.get_adapter(self.framework))
-        if outcome is None and store is not None:
-            found = store.get(self.case, self.framework, written_before)
-            if found is not None and found[0].verdict not in (FAIL, ERROR):
-                outcome = found[0]
-                self.stash[reused_key] = found[1]
+        applicable, or stored before ``written_before`` by an earlier run with the same inputs
+        (:meth:`_reused`), and not a failure (a failing item runs, to fail as it would have).
+        The outcome is then in the item's stash, for :meth:`record`."""
+        outcome = not_applicable(self.case, registry.get_adapter(self.framework)) \
+            or self._reused(written_before, failures=False)
         if outcome is None:
             return False
         self.stash[outcome_key] = outcome
         return True
 
-    def _reused(self) -> Outcome | None:
+    def _reused(self, written_before: float | None = None, failures: bool = True) -> Outcome | None:
         """The item's outcome from an earlier run with the same inputs (run.store), if this
-        run reuses them and one is stored."""
+        run reuses them and one is stored (before ``written_before``, when given; not a
+        failure, unless ``failures``)."""
         store = self.config.stash.get(store_key, None)
         reads = self.config.stash.get(store_reads_key, False)
-        found = store.get(self.case, self.framework) if store is not None and reads else None
-        if found is None:
+        found = store.get(self.case, self.framework, written_before) if store is not None and reads else None
+        if found is None or (not failures and found[0].verdict in (FAIL, ERROR)):
             return None
         self.stash[reused_key] = found[1]
         return found[0]

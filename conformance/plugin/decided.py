@@ -38,7 +38,7 @@ from typing import Any
 import pytest
 
 from conformance import registry
-from conformance.plugin.collect import CaseItem, sandbox_key, store_key, store_reads_key
+from conformance.plugin.collect import CaseItem, sandbox_key
 from conformance.run.sandbox import child_python
 
 WORKEROUTPUT_KEY = "conformance_decided"
@@ -48,17 +48,8 @@ WORKERINPUT_KEY = "conformance_store_read_before"
 CLOCK_MARGIN_S = 0.05
 
 
-class Decided:
-    """The records of this process's items decided at collection, by node id."""
-
-    def __init__(self) -> None:
-        self.records: dict[str, dict[str, Any]] = {}
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-
-decided_key = pytest.StashKey[Decided]()
+# the records of this process's items decided at collection, by node id
+decided_key = pytest.StashKey[dict[str, dict[str, Any]]]()
 read_before_key = pytest.StashKey[float]()
 
 
@@ -82,11 +73,10 @@ def wanted(config: pytest.Config) -> bool:
 
 def decide(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Take the items whose outcome is known out of ``items`` (after every selection), keeping
-    their records (:class:`Decided`); under xdist, into the worker's output for the controller."""
-    decided = config.stash[decided_key] = Decided()
+    their records (:data:`decided_key`); under xdist, into the worker's output for the controller."""
+    decided = config.stash[decided_key] = {}
     if not wanted(config):
         return
-    store = config.stash.get(store_key, None) if config.stash.get(store_reads_key, False) else None
     before = config.stash[read_before_key]
     missing: dict[str, str | None] = {}
     kept: list[pytest.Item] = []
@@ -95,16 +85,16 @@ def decide(config: pytest.Config, items: list[pytest.Item]) -> None:
             framework = item.framework
             if framework not in missing:
                 missing[framework] = registry.get_adapter(framework).unavailable()
-            if not missing[framework] and item.decide(store, before):
-                decided.records[item.nodeid] = item.record(None)
+            if not missing[framework] and item.decide(before):
+                decided[item.nodeid] = item.record(None)
                 continue
         kept.append(item)
-    if decided.records:
+    if decided:
         items[:] = kept
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
         # as JSON text: execnet carries no int beyond 32 bits, and a record can hold one
-        workeroutput[WORKEROUTPUT_KEY] = json.dumps(decided.records)
+        workeroutput[WORKEROUTPUT_KEY] = json.dumps(decided)
 
 
 def from_worker(node: Any) -> dict[str, dict[str, Any]] | None:

@@ -179,8 +179,7 @@ class ResultsRecorder:
             self.not_written = "the run did not start"
             return
         if self.decided is None:  # not an xdist run: this process decided (or nothing was)
-            own = session.config.stash.get(decided_key, None)
-            self.take_decided(own.records if own is not None else {})
+            self.take_decided(session.config.stash.get(decided_key, {}))
         if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.decided:
             exitstatus = session.exitstatus = pytest.ExitCode.OK  # every item was decided before the run
         self.partial = self.partial_reasons(session) if exitstatus != pytest.ExitCode.INTERRUPTED else []
