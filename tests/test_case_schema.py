@@ -210,7 +210,7 @@ def test_steps(schema: dict[str, Any]) -> None:
 
 def test_the_expect_part_is_the_kinds_schema() -> None:
     # $defs/expectation's properties and the $defs the kinds use are generated from the
-    # assertion kinds (python -m conformance.tools.schema): the file says what they say
+    # assertion kinds (conformance regen writes them): the file says what they say
     assert schema_tool.stale(SCHEMA_FILE.read_text(encoding="utf-8")) == []
 
 

@@ -5,7 +5,7 @@ module lists one instance of each, in the order the format documents them, and i
 every stage asks: the loader (which keys exist, who parses each), the engine (who checks
 each, in which order), the results file and the reports (which observations classify a
 pair, which are compared), ``diff``, ``observe``, the lint rules and the JSON Schema's
-``expect`` part (``python -m conformance.tools.schema``).
+``expect`` part (``conformance regen``, through ``conformance.tools.schema``).
 
 To add a kind: write its class (in the family module it belongs to, or a new one), add one
 instance to :data:`KINDS`, document it in docs/case-format.md and test it
