@@ -1,7 +1,8 @@
 """Run one case on one adapter: ``run(case, adapter) -> Outcome``.
 
-Pure: no pytest, no report knowledge. The steps are interpreted over the IR from
-:mod:`conformance.load.steps`; operations resolve only through ``adapter.ops``. All
+Pure: no pytest, no report knowledge. The steps are performed one at a time as
+:mod:`conformance.run.statements` defines them (the runner is its ``Forms``); operations
+resolve only through ``adapter.ops``. All
 observations are taken before they are compared, and the probes that write (the
 behavioural memory probe) run last, after values and version counters were read.
 """
@@ -10,25 +11,13 @@ from __future__ import annotations
 
 import warnings
 import zlib
+from contextlib import AbstractContextManager
 from typing import Any
 
 from conformance import kinds, limits
 from conformance.adapters.base import OPERATOR_SYMBOLS, NotApplicable
 from conformance.contract import FrameworkAdapter
-from conformance.ir import (
-    AttrTarget,
-    Const,
-    Expr,
-    ItemTarget,
-    NameTarget,
-    Op,
-    PyOp,
-    Ref,
-    Seq,
-    SliceExpr,
-    Step,
-    productions,
-)
+from conformance.ir import NameTarget, Step, productions
 from conformance.kinds.base import plain
 from conformance.kinds.relations import COPY, SAME_OBJECT, VIEW
 from conformance.limits import LimitExceeded
@@ -45,6 +34,7 @@ from conformance.outcomes import (
     Outcome,
     StepRecord,
 )
+from conformance.run import statements
 from conformance.run.memory import Bounds, ProbeFailed, Unwritten
 from conformance.run.probes import Probes
 
@@ -199,44 +189,41 @@ class _Runner:
             self.bound_at[spec.name] = 0
         self.note_new_objects()
         try:
-            self.run_steps(self.case.steps)
+            statements.run(self.case.steps, self, self.run_step)
         except _Stop:
             pass
 
-    def run_steps(self, steps: tuple[Step, ...]) -> None:
-        for step in steps:
-            if step.kind == "block":
-                with self.adapter.ops["block:" + str(step.block)]():
-                    self.run_steps(step.body)
-                continue
-            record = self.records[step.number - 1]
-            self.step = step
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")  # once-per-process warnings are seen every time
-                try:
-                    self.statement(step)
-                except NotApplicable as exc:
-                    raise _NotApplicableAtRun(str(exc)) from None
-                except ProbeFailed as exc:
-                    raise exc.__cause__ from None  # type: ignore[misc]
-                except LimitExceeded as exc:
-                    raise _Refused(f"step {step.number} {step.text!r} ({step.location}): {exc} "
+    def run_step(self, step: Step) -> None:
+        """One step (conformance.run.statements), recorded: its status, its warnings, the
+        error it raised (which stops the run), the objects it made."""
+        record = self.records[step.number - 1]
+        self.step = step
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # once-per-process warnings are seen every time
+            try:
+                statements.statement(step, self)
+            except NotApplicable as exc:
+                raise _NotApplicableAtRun(str(exc)) from None
+            except ProbeFailed as exc:
+                raise exc.__cause__ from None  # type: ignore[misc]
+            except LimitExceeded as exc:
+                raise _Refused(f"step {step.number} {step.text!r} ({step.location}): {exc} "
+                               "(limits: docs/security.md)") from None
+            except Exception as exc:  # the framework's behaviour, recorded, not raised
+                if self.adapter.out_of_memory(exc):
+                    raise _Refused(f"step {step.number} {step.text!r} ({step.location}) ran out of the "
+                                   f"memory the framework process may use: {_bounded(str(exc), 300)} "
                                    "(limits: docs/security.md)") from None
-                except Exception as exc:  # the framework's behaviour, recorded, not raised
-                    if self.adapter.out_of_memory(exc):
-                        raise _Refused(f"step {step.number} {step.text!r} ({step.location}) ran out of the "
-                                       f"memory the framework process may use: {_bounded(str(exc), 300)} "
-                                       "(limits: docs/security.md)") from None
-                    record.status = "error"
-                    kind = IMMUTABLE if self.adapter.refused_mutation(exc) else self.adapter.classify_error(exc)
-                    record.error = ErrorInfo(_qualname(type(exc)), _bounded(self.adapter.error_message(exc)), kind)
-                    record.warnings = _warning_texts(caught)
-                    self.failed = record
-                    raise _Stop from None
-            record.status = "ok"
-            record.warnings = _warning_texts(caught)
-            self.note_new_objects()
-            self.note_productions(step.number)
+                record.status = "error"
+                kind = IMMUTABLE if self.adapter.refused_mutation(exc) else self.adapter.classify_error(exc)
+                record.error = ErrorInfo(_qualname(type(exc)), _bounded(self.adapter.error_message(exc)), kind)
+                record.warnings = _warning_texts(caught)
+                self.failed = record
+                raise _Stop from None
+        record.status = "ok"
+        record.warnings = _warning_texts(caught)
+        self.note_new_objects()
+        self.note_productions(step.number)
 
     def note_productions(self, number: int) -> None:
         """The relation of each (result, input) the step produced, now (Outcome.productions)."""
@@ -251,80 +238,58 @@ class _Runner:
             cls = SAME_OBJECT if a is b else VIEW if overlap else COPY
             self.production_classes.append({"step": number, "result": result, "input": source, "class": cls})
 
-    def statement(self, step: Step) -> None:
-        if step.kind == "expr":
-            self.eval(step.value)
-            return
-        if step.kind == "assign":
-            value = self.eval(step.value)
-            if len(step.targets) == 1:
-                self.assign(step.targets[0], value, step.number)
-            else:
-                values = list(value)
-                if len(values) != len(step.targets):
-                    raise ValueError(f"cannot unpack {len(values)} values into {len(step.targets)} names")
-                for target, item in zip(step.targets, values):
-                    self.assign(target, item, step.number)
-            return
-        # augmented assignment, as Python does it, each part an operation of the adapter's
-        # table: the in-place operator (op:iadd, ...) may return a new object, which is then
-        # bound (or stored back with op:setitem / setattr:NAME) in place of the old
-        target = step.targets[0]
-        op = str(step.aug_op)
-        value = self.eval(step.value)
-        if isinstance(target, NameTarget):
-            self.assign(target, self.python_operator(op, self.env[target.name], value), step.number)
-        elif isinstance(target, ItemTarget):
-            obj, index = self.eval(target.obj), self.eval(target.index)
-            current = self.python_operator("getitem", obj, index)
-            self.set_item(obj, index, self.python_operator(op, current, value))
-        else:
-            assert isinstance(target, AttrTarget)
-            obj = self.eval(target.obj)
-            current = self.call("attr:" + target.attr, (obj,), {})
-            self.call("setattr:" + target.attr, (obj, self.python_operator(op, current, value)), {})
+    # ---- the primitive actions of the steps (conformance.run.statements.Forms), performed
 
-    def assign(self, target: Any, value: Any, number: int) -> None:
-        if isinstance(target, NameTarget):
-            self.env[target.name] = value
-            self.bound_at[target.name] = number
-        elif isinstance(target, ItemTarget):
-            self.set_item(self.eval(target.obj), self.eval(target.index), value)
-        else:
-            self.call("setattr:" + target.attr, (self.eval(target.obj), value), {})
+    def name(self, name: str) -> Any:
+        return self.env[name]
 
-    def set_item(self, obj: Any, index: Any, value: Any) -> None:
+    def constant(self, value: Any) -> Any:
+        return value
+
+    def sequence(self, items: list[Any], tuple_: bool) -> Any:
+        return tuple(items) if tuple_ else items
+
+    def slice(self, start: Any, stop: Any, step: Any) -> Any:
+        return slice(start, stop, step)
+
+    def operator(self, op: str, operands: list[Any]) -> Any:
+        return self.python_operator(op, *operands)
+
+    def once(self, value: Any) -> Any:
+        return value
+
+    def discard(self, value: Any) -> None:
+        pass
+
+    def bind(self, name: str, value: Any, number: int) -> None:
+        self.env[name] = value
+        self.bound_at[name] = number
+
+    def store_item(self, obj: Any, index: Any, value: Any) -> None:
         """``obj[index] = value``: the adapter's op:setitem. It makes nothing (it writes into
         ``obj``, whose elements are bounded already), so no bound applies to what it makes."""
         self.operation("op:setitem", (obj,))(obj, index, value)
         self.unwritten.spread((index, value), written=(obj,), made=None)
 
-    # ---- expressions
+    def store_attr(self, obj: Any, attr: str, value: Any) -> None:
+        self.call("setattr:" + attr, [obj, value], [])
 
-    def eval(self, expr: Expr | None) -> Any:
-        if isinstance(expr, Ref):
-            return self.env[expr.name]
-        if isinstance(expr, Const):
-            return expr.value
-        if isinstance(expr, Seq):
-            items = [self.eval(e) for e in expr.items]
-            return tuple(items) if expr.tuple_ else items
-        if isinstance(expr, SliceExpr):
-            return slice(self.eval(expr.start), self.eval(expr.stop), self.eval(expr.step))
-        if isinstance(expr, PyOp):
-            return self.python_operator(expr.op, *(self.eval(a) for a in expr.args))
-        if isinstance(expr, Op):
-            args = tuple(self.eval(a) for a in expr.args)
-            kwargs = {k: self.eval(v) for k, v in expr.kwargs}
-            return self.call(expr.key, args, kwargs)
-        if expr is None:
-            return None
-        raise TypeError(f"unknown expression {expr!r}")  # pragma: no cover
+    def unpack(self, value: Any, count: int) -> list[Any]:
+        values = list(value)
+        if len(values) != count:
+            raise ValueError(f"cannot unpack {len(values)} values into {count} names")
+        return values
 
-    def call(self, key: str, args: tuple, kwargs: dict[str, Any]) -> Any:
+    def block(self, name: str) -> AbstractContextManager[Any]:
+        return self.adapter.ops["block:" + name]()
+
+    def call(self, key: str, args: list[Any], kwargs: list[tuple[str, Any]]) -> Any:
         """One operation of the adapter's table, within the limits: a shape it is asked to
         allocate and the tensors it would broadcast or join are checked before the call,
         whatever it made after."""
+        return self.call_operation(key, tuple(args), dict(kwargs))
+
+    def call_operation(self, key: str, args: tuple, kwargs: dict[str, Any]) -> Any:
         name = key.partition(":")[2] or key
         self.bounds.before_call(key, name, args, kwargs)
         before = self.unwritten.elements_before(key, args)
