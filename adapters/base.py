@@ -130,15 +130,31 @@ def passthrough(name: str, bound: Callable[..., None] | None = None) -> Operatio
     call.__name__ = name
     if bound is not None:
         call.bounds_storage = True  # type: ignore[attr-defined]
+    else:  # exactly ``receiver.name(...)``: a compiled mode's function writes it so (run/function.py)
+        call.python_syntax = ("method", name)  # type: ignore[attr-defined]
     return call
 
 
 def attribute(name: str) -> Operation:
+    """An attribute read, ``obj.name``, as written (``python_syntax``: conformance.run.function)."""
+
     def get(obj: Any) -> Any:
         return getattr(obj, name)
 
     get.__name__ = name
+    get.python_syntax = ("attr", name)  # type: ignore[attr-defined]
     return get
+
+
+def attribute_setter(name: str) -> Operation:
+    """An attribute assignment, ``obj.name = value``, as written (``python_syntax``)."""
+
+    def set_(obj: Any, value: Any) -> None:
+        setattr(obj, name, value)
+
+    set_.__name__ = "set_" + name
+    set_.python_syntax = ("setattr", name)  # type: ignore[attr-defined]
+    return set_
 
 
 def absent(reason: str) -> Operation:

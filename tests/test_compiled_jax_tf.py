@@ -15,8 +15,8 @@ from conformance import registry
 from conformance.load.reader import load_text
 from conformance.model import Case, ResultKey
 from conformance.outcomes import REFUSED
-from conformance.run.compiled import program
 from conformance.run.engine import FAIL, PASS, run
+from conformance.run.function import build
 
 pytest_plugins = ["pytester"]
 
@@ -52,10 +52,10 @@ cases:
 def test_none_and_python_values_come_back_around_the_arrays(mode: str) -> None:
     a = adapter(mode)
     c = case(["y = x.reshape(3, 1)", "s = y.shape"], "{shape: {y: [3, 1]}}")
-    compiled = a.compile(program(c.steps, a.ops, ["x"], ["never", "s", "y"]))
+    function = build(c.steps, a.ops, ["x"], ["never", "s", "y"])
+    assert function.returns == ("s", "y")  # a name no step binds is not returned
     x = a.make_input(c.given[0], "cpu")
-    (never, s, y), bound = compiled(x)
-    assert never is None and tuple(bound) == (False, True, True)  # Python bools, not tensors
+    s, y = a.compile(function.function)(x)
     assert tuple(int(d) for d in s) == (3, 1) and not a.is_array(s)
     assert a.is_array(y) and a.to_numpy(y).tolist() == [[1.0], [2.0], [3.0]]
 
@@ -97,9 +97,9 @@ def test_a_variable_mutated_inside_tf_function_is_seen_by_the_caller() -> None:
 
     c = case(["v.assign_add(one)", "w = v.assign(v * 10.0)"], "{shape: {w: [2]}}",
              given="{v: [1.0, 2.0], one: [1.0, 1.0]}")
-    compiled = a.compile(program(c.steps, a.ops, ["v", "one"], ["w"]))
+    compiled = a.compile(build(c.steps, a.ops, ["v", "one"], ["w"]).function)
     v = tf.Variable([1.0, 2.0])
-    (w,), _ = compiled(v, tf.constant([1.0, 1.0]))
+    (w,) = compiled(v, tf.constant([1.0, 1.0]))
     assert v.numpy().tolist() == [20.0, 30.0]  # both writes reached the caller's variable
     # a variable returned from tf.function comes back as a tensor of its value, not the variable
     assert not isinstance(w, tf.Variable) and w.numpy().tolist() == [20.0, 30.0]
@@ -142,7 +142,7 @@ def test_xla_outputs_never_share_an_input_buffer_where_the_graph_executor_does()
     for mode, shared in (("tensorflow_function", True), ("tensorflow_xla", False)):
         a = adapter(mode)
         x = a.make_input(c.given[0], "cpu")
-        (y,), _ = a.compile(program(c.steps, a.ops, ["x"], ["y"]))(x)
+        (y,) = a.compile(build(c.steps, a.ops, ["x"], ["y"]).function)(x)
         assert a.overlaps(y, x) is shared, mode
 
 

@@ -15,8 +15,8 @@ import pytest
 from conformance import registry
 from conformance.load.reader import Vocabulary, load_text
 from conformance.model import Case
-from conformance.run.compiled import program
 from conformance.run.engine import FAIL, PASS, run
+from conformance.run.function import build
 
 ROOT = Path(__file__).resolve().parent.parent
 XT = "{x: [1.0, 2.0, 3.0, 4.0], t: [1.0, 1.0, 1.0, 1.0]}"
@@ -118,10 +118,10 @@ def test_compile_state_is_reset_for_each_compile(adapter: object) -> None:
     import paddle
 
     c = case(["y = x * 2.0"], "{values: {y: [2.0, 4.0, 6.0, 8.0]}}")
-    fn = adapter.compile(program(c.steps, adapter.ops, ["x"], ["y"]))
+    fn = adapter.compile(build(c.steps, adapter.ops, ["x"], ["y"]).function)
     fn(paddle.to_tensor([1.0, 2.0, 3.0, 4.0]))
     assert _translations() > 0
-    adapter.compile(program(c.steps, adapter.ops, ["x"], ["y"]))  # a new compile: SOT's caches emptied
+    adapter.compile(build(c.steps, adapter.ops, ["x"], ["y"]).function)  # a new compile: SOT's caches emptied
     assert _translations() == 0
 
 

@@ -363,6 +363,9 @@ ALLOWED = {
     ("adapters/base.py", "setup", "importlib.import_module"):
         "imports the modules an adapter class declares in its imports_first (adapter code), never a "
         "name from a case file",
+    ("conformance/run/function.py", "build", "compile"):
+        "compiles a syntax tree the suite builds from a case's validated IR (never text), after "
+        "checking every node and name it holds: the compiled modes' function (docs/security.md)",
     ("conformance/tools/casewrite.py", "rewrite", "yaml.load"):
         "ruamel.yaml's round-trip loader (typ='rt': it builds no Python object from a tag) re-reads, "
         "for `observe --write` only, a case file the suite's own reader has already loaded without a "

@@ -3,8 +3,9 @@
 What "the same case, compiled" means (docs/case-format.md, "Compiled modes"):
 
 - the case's ``given`` tensors are the function's arguments, made as for an eager run;
-- its steps are the function's body, each operation the framework's own table entry, as
-  in eager (blocks such as ``no_grad`` are ``with`` statements inside it);
+- its steps are the function's body, written as a user writes them (conformance/run/function.py:
+  straight-line statements, Python's syntax where the table's entry is Python's own, the
+  table's entry called otherwise, blocks such as ``no_grad`` as ``with`` statements);
 - it returns every name any expectation of the case mentions (the shared one and every
   override's, so that an override never changes the program) that a step binds; the caller's inputs
   are the given tensors themselves, so a mutation of an input, and whether a returned tensor
@@ -33,11 +34,11 @@ inputs. Nothing here imports a framework: the adapter's ``compile`` does.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from conformance import kinds
 from conformance.contract import FrameworkAdapter
-from conformance.ir import AttrTarget, Const, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step
+from conformance.ir import NameTarget
 from conformance.model import Case, Expect
 from conformance.outcomes import ErrorInfo, StepRecord
 from conformance.run.engine import (
@@ -47,91 +48,8 @@ from conformance.run.engine import (
     _Refused,
     _warning_texts,
 )
+from conformance.run.function import CaseFunction, build
 from conformance.run.probes import Probes
-
-
-def program(steps: Sequence[Step], ops: Mapping[str, Callable[..., Any]], inputs: Sequence[str],
-            outputs: Sequence[str]) -> Callable[..., tuple[tuple[Any, ...], tuple[bool, ...]]]:
-    """The case's steps as a Python function of its inputs, returning (the values of
-    ``outputs``, whether each was bound). Only the operation table's entries and plain
-    Python run in it, so that a compiler captures the operations themselves."""
-
-    def evaluate(expr: Any, env: dict[str, Any]) -> Any:
-        if isinstance(expr, Ref):
-            return env[expr.name]
-        if isinstance(expr, Const):
-            return expr.value
-        if isinstance(expr, Seq):
-            items: list[Any] = []
-            for e in expr.items:
-                items.append(evaluate(e, env))
-            return tuple(items) if expr.tuple_ else items
-        if isinstance(expr, SliceExpr):
-            return slice(evaluate(expr.start, env), evaluate(expr.stop, env), evaluate(expr.step, env))
-        # (loops, not comprehensions: Paddle's SOT, resuming after a graph break (backward()),
-        # gives a comprehension's closure the wrong cells: "'dict' object is not callable")
-        if isinstance(expr, (PyOp, Op)):
-            args: list[Any] = []
-            for a in expr.args:
-                args.append(evaluate(a, env))
-            if isinstance(expr, PyOp):
-                return ops["op:" + expr.op](*args)
-            kwargs: dict[str, Any] = {}
-            for k, v in expr.kwargs:
-                kwargs[k] = evaluate(v, env)
-            return ops[expr.key](*args, **kwargs)
-        return None
-
-    def store(target: Any, value: Any, env: dict[str, Any]) -> None:
-        if isinstance(target, NameTarget):
-            env[target.name] = value
-        elif isinstance(target, ItemTarget):
-            ops["op:setitem"](evaluate(target.obj, env), evaluate(target.index, env), value)
-        else:
-            ops["setattr:" + target.attr](evaluate(target.obj, env), value)
-
-    def run(body: Sequence[Step], env: dict[str, Any]) -> None:
-        for step in body:
-            if step.kind == "block":
-                with ops["block:" + str(step.block)]():
-                    run(step.body, env)
-            elif step.kind == "expr":
-                evaluate(step.value, env)
-            elif step.kind == "assign":
-                value = evaluate(step.value, env)
-                if len(step.targets) == 1:
-                    store(step.targets[0], value, env)
-                else:
-                    for target, item in zip(step.targets, list(value)):
-                        store(target, item, env)
-            else:  # augmented assignment, as the eager engine does it
-                target, op = step.targets[0], "op:" + str(step.aug_op)
-                value = evaluate(step.value, env)
-                if isinstance(target, NameTarget):
-                    env[target.name] = ops[op](env[target.name], value)
-                elif isinstance(target, ItemTarget):
-                    obj, index = evaluate(target.obj, env), evaluate(target.index, env)
-                    ops["op:setitem"](obj, index, ops[op](ops["op:getitem"](obj, index), value))
-                else:
-                    assert isinstance(target, AttrTarget)
-                    obj = evaluate(target.obj, env)
-                    ops["setattr:" + target.attr](obj, ops[op](ops["attr:" + target.attr](obj), value))
-
-    def function(*args: Any) -> tuple[tuple[Any, ...], tuple[bool, ...]]:
-        # loops, not dict(zip(...)), generators or comprehensions, which Paddle's SOT cannot
-        # translate, or resume after a graph break (the whole function eager, or wrong cells)
-        env: dict[str, Any] = {}
-        for name, arg in zip(inputs, args):
-            env[name] = arg
-        run(steps, env)
-        values: list[Any] = []
-        bound: list[bool] = []
-        for n in outputs:
-            values.append(env.get(n))
-            bound.append(n in env)
-        return tuple(values), tuple(bound)
-
-    return function
 
 
 class _Unwritten:
@@ -179,6 +97,11 @@ class CompiledRunner:
         self.inputs = given
         self.outputs = sorted({n for n in bound if n in mentioned})
 
+    def function(self, count: int, outputs: tuple[str, ...] | list[str]) -> CaseFunction:
+        """The first ``count`` top-level steps as a user's function of the given tensors,
+        returning those of ``outputs`` they bind (conformance.run.function)."""
+        return build(self.case.steps[:count], self.adapter.ops, self.inputs, outputs)
+
     def fresh_inputs(self) -> list[Any]:
         return [self.adapter.make_input(spec, self.case.device) for spec in self.case.given]
 
@@ -188,21 +111,23 @@ class CompiledRunner:
         for obj in args:
             self.keep.append(obj)
             self.first_version[id(obj)] = self.probes.version_of(obj) if self.probes.is_array(obj) else None
-        function = self.adapter.compile(program(self.case.steps, self.adapter.ops, self.inputs, self.outputs))
+        case_function = self.function(len(self.case.steps), self.outputs)
+        function = self.adapter.compile(case_function.function)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                values, bound = function(*args)
+                values = function(*args)
             except Exception as exc:
                 if self.adapter.out_of_memory(exc):
                     raise _Refused(f"the compiled function ran out of the memory the framework process may use: "
                                    f"{_bounded(str(exc), 300)} (limits: docs/security.md)") from None
-                self._failed_at(self._failing_step(exc), exc)
+                failing = self._failing_step(exc)
+                self._failed_at(failing, exc)
+                self._warnings(_warning_texts(caught), failing)
                 return
-        for name, value, was_bound in zip(self.outputs, values, bound):
-            if was_bound:
-                self.env[name] = value
-                self.keep.append(value)
+        for name, value in zip(case_function.returns, values):
+            self.env[name] = value
+            self.keep.append(value)
         for record in self.records:
             record.status = "ok"
         self._warnings(_warning_texts(caught))
@@ -216,7 +141,7 @@ class CompiledRunner:
 
     def _prefix_raises(self, count: int) -> BaseException | None:
         """Whether the first ``count`` top-level steps, compiled alone on fresh inputs, raise."""
-        function = self.adapter.compile(program(self.case.steps[:count], self.adapter.ops, self.inputs, ()))
+        function = self.adapter.compile(self.function(count, ()).function)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
@@ -248,12 +173,12 @@ class CompiledRunner:
         for obj in args:
             self.keep.append(obj)
             self.first_version[id(obj)] = self.probes.version_of(obj) if self.probes.is_array(obj) else None
-        function = self.adapter.compile(program(self.case.steps[:count - 1], self.adapter.ops, self.inputs,
-                                                self.outputs))
+        case_function = self.function(count - 1, self.outputs)
+        function = self.adapter.compile(case_function.function)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                values, bound = function(*args)
+                values = function(*args)
             except Exception as exc:
                 # it ran without raising a moment ago, returning nothing: returning these names
                 # is what it refuses (torch.compile: a tensor saved for backward and modified)
@@ -262,10 +187,9 @@ class CompiledRunner:
                 self.hidden = {name: why for name in self.outputs}
                 return
         self.env = dict(zip(self.inputs, args))
-        for name, value, was_bound in zip(self.outputs, values, bound):
-            if was_bound:
-                self.env[name] = value
-                self.keep.append(value)
+        for name, value in zip(case_function.returns, values):
+            self.env[name] = value
+            self.keep.append(value)
 
     def _failed_at(self, count: int, exc: BaseException) -> None:
         self._before(count)
@@ -280,18 +204,20 @@ class CompiledRunner:
         record.error = ErrorInfo(_qualname(type(exc)), _bounded(self.adapter.error_message(exc)), kind)
         self.failed = record
 
-    def _warnings(self, texts: list[str]) -> None:
+    def _warnings(self, texts: list[str], steps: int | None = None) -> None:
         """The call's warnings: by the step whose prefix first emits each, where the case
-        expects a warning; else on the last step."""
+        expects a warning; else on the step that raised, or the last. ``steps``: the top-level
+        steps that ran (all of them, unless the call raised at the last of them)."""
         texts = list(dict.fromkeys(texts))  # the compiler may trace the program more than once
         if not texts:
             return
+        steps = len(self.case.steps) if steps is None else steps
         if "warning" not in self.expect.checks:
-            self.records[-1].warnings = texts
+            (self.failed or self.records[-1]).warnings = texts
             return
         seen: list[str] = []
-        for count in range(1, len(self.case.steps) + 1):
-            function = self.adapter.compile(program(self.case.steps[:count], self.adapter.ops, self.inputs, ()))
+        for count in range(1, steps + 1):
+            function = self.adapter.compile(self.function(count, ()).function)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 try:
