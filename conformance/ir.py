@@ -197,6 +197,22 @@ def names_bound(step: Step) -> list[str]:
     return [t.name for t in step.targets if isinstance(t, NameTarget)]
 
 
+def results_of(steps: Iterable[Step]) -> list[str]:
+    """What the steps, written as a function, return: each name a step binds whose last
+    binding no later step reads (the values the program computed and left), in the order
+    they were bound. An input is one only where a step binds its name again (``x += y`` may
+    make a new object); otherwise the caller holds it."""
+    flat = [s for step in steps for s in step.flat()]
+    last: dict[str, int] = {}
+    for i, step in enumerate(flat):
+        for name in names_bound(step):
+            last.pop(name, None)
+            last[name] = i
+    read_after = {name: any(ref.name == name for later in flat[i + 1:] for ref in names_read(later))
+                  for name, i in last.items()}
+    return [name for name in last if not read_after[name]]
+
+
 # --------------------------------------------------------------------------- what a step produces
 
 

@@ -84,6 +84,10 @@ class Outcome:
     # checked at the end of the case, when a later step may have moved a buffer (Paddle's
     # contiguous() re-buffers its receiver in place). Empty for an outcome that checked nothing
     productions: list[dict[str, Any]] = field(default_factory=list)
+    # a compiled mode's intermediates the expectations mention, which the function does not
+    # return: observed in a second compile of the function that returns them as well
+    # (conformance/run/compiled.py), reported apart from what the function itself returned
+    observed_apart: list[str] = field(default_factory=list)
 
 
 # the classes an Outcome is made of: what conformance.codec may build when the sandbox's

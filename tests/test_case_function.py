@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conformance.adapters.base import PYTHON_OPERATORS, attribute, attribute_setter, passthrough
-from conformance.ir import Const, NameTarget, Ref, Step
+from conformance.ir import Const, NameTarget, Ref, Step, results_of
 from conformance.load.reader import Vocabulary, load_text
 from conformance.model import Case
 from conformance.run.function import build
@@ -198,3 +198,11 @@ def test_the_builders_nodes_are_all_checked() -> None:
     assert {type(n) for n in ast.walk(tree)} <= {
         ast.Module, ast.FunctionDef, ast.arguments, ast.arg, ast.Assign, ast.Name, ast.Load, ast.Store, ast.Call,
         ast.Return, ast.Tuple}
+
+
+def test_what_the_program_leaves_is_each_name_no_later_step_reads() -> None:
+    c = case(["y = x.copy()", "z = relu(y)", "y = z.T", "w = k.copy()", "w[0] = 1.0", "x += k"])
+    # y's first binding is read (z = relu(y)), its last is not; z is read; w is read by the
+    # item assignment; the input x is one because a step binds it again (x += k may make a
+    # new object: Paddle's does)
+    assert results_of(c.steps) == ["y", "x"]

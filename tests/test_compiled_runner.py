@@ -98,9 +98,10 @@ def test_a_mode_uses_its_framework_override_then_its_own() -> None:
     assert copying.override_reason == "the copying compiler works on copies of its inputs (measured)"
 
 
-def test_the_function_returns_every_name_any_expectation_mentions() -> None:
-    # y is mentioned only by another framework's override: the program still returns it, so
-    # that every mode runs the same program whatever an override says
+def test_the_function_returns_what_the_program_leaves_whatever_the_expectations_mention() -> None:
+    # y is mentioned only by another framework's override, z by no expectation: the function
+    # returns both (no later step reads them), as a user's function returns its results,
+    # so that what an expectation or an override says never changes what is compiled
     extra = """\
     frameworks:
       other:
@@ -110,10 +111,28 @@ def test_the_function_returns_every_name_any_expectation_mentions() -> None:
 """
     c = case(["y = x.add_(k)", "z = x.clone()"], "{values: {x: [2.0, 3.0]}}", extra)
     adapter = FaithfulCompiled()
-    assert run(c, adapter).verdict == PASS
-    (y,) = adapter.results[-1]
-    # y (the override's), not z (no expectation's); x is an input, which the caller holds
-    assert y.tolist() == [2.0, 3.0]
+    outcome = run(c, adapter)
+    assert outcome.verdict == PASS
+    assert len(adapter.results) == 1 and outcome.observed_apart == []
+    y, z = adapter.results[0]
+    assert y.tolist() == [2.0, 3.0] and z.tolist() == [2.0, 3.0]
+
+
+def test_an_intermediate_an_expectation_mentions_is_observed_apart() -> None:
+    # y is read by a later step: the function returns w only; y comes from a second compile
+    # of the function that returns it as well, on fresh inputs, and its relation to x is that
+    # call's; the outcome says which names were observed so
+    c = case(["y = x.add_(k)", "w = y.clone()"],
+             "{values: {y: [2.0, 3.0], w: [2.0, 3.0], x: [2.0, 3.0]}, same_object: {y & x: true}}")
+    adapter = FaithfulCompiled()
+    outcome = run(c, adapter)
+    assert outcome.verdict == PASS, outcome.mismatches
+    assert outcome.observed_apart == ["y"]
+    first, second = adapter.results
+    assert len(first) == 1 and len(second) == 2  # (w,), then (w, y)
+    # a compiler that loses the write shows it in both calls' x
+    copying = run(c, CopyingCompiled())
+    assert {m.what for m in copying.mismatches} >= {"values of x", "same_object(y, x)"}
 
 
 def test_the_step_that_raised_is_the_first_prefix_that_raises_the_same() -> None:

@@ -68,7 +68,7 @@ def outcome_record(case: Case, outcome: Outcome) -> dict[str, Any]:
         m = outcome.mismatches[0]
         more = f" (and {len(outcome.mismatches) - 1} more)" if len(outcome.mismatches) > 1 else ""
         reason = f"{m.what}: expected {_jsonable(m.expected)!s}, observed {_jsonable(m.observed)!s}{more}"
-    return {
+    record: dict[str, Any] = {
         "case": case.id,
         "framework": outcome.framework,
         "outcome": result,
@@ -88,6 +88,9 @@ def outcome_record(case: Case, outcome: Outcome) -> dict[str, Any]:
             for s in outcome.steps
         ],
     }
+    if outcome.observed_apart:
+        record["observed_apart"] = list(outcome.observed_apart)
+    return record
 
 
 def unrun_record(case_id: str | None, framework: str | None, outcome: str, reason: str) -> dict[str, Any]:

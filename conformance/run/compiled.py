@@ -6,10 +6,12 @@ What "the same case, compiled" means (docs/case-format.md, "Compiled modes"):
 - its steps are the function's body, written as a user writes them (conformance/run/function.py:
   straight-line statements, Python's syntax where the table's entry is Python's own, the
   table's entry called otherwise, blocks such as ``no_grad`` as ``with`` statements);
-- it returns every name any expectation of the case mentions (the shared one and every
-  override's, so that an override never changes the program) that a step binds; the caller's inputs
-  are the given tensors themselves, so a mutation of an input, and whether a returned tensor
-  is an input, a view of it or new memory, are what the caller sees;
+- it returns what the program leaves (conformance.ir.results_of: each name whose last binding
+  no later step reads), whatever the expectations mention, as a user's function returns its
+  results; the caller's inputs are the given tensors themselves, so a mutation of an input,
+  and whether a returned tensor is an input, a view of it or new memory, are what the caller
+  sees. An intermediate an expectation mentions is observed apart, from a second compile of
+  the function that returns it as well, called on fresh inputs (``observed_apart``);
 - the expectations are the eager ones (the framework's override, then the mode's own) and
   are checked on those names, as in eager, except the version counter of a tensor made
   inside the function: its version when it was bound cannot be observed, so its
@@ -38,7 +40,7 @@ from typing import Any
 
 from conformance import kinds
 from conformance.contract import FrameworkAdapter
-from conformance.ir import NameTarget
+from conformance.ir import NameTarget, results_of
 from conformance.model import Case, Expect
 from conformance.outcomes import ErrorInfo, StepRecord
 from conformance.run.engine import (
@@ -96,6 +98,13 @@ class CompiledRunner:
         bound = [n for s in case.flat_steps() for t in s.targets if isinstance(t, NameTarget) for n in [t.name]]
         self.inputs = given
         self.outputs = sorted({n for n in bound if n in mentioned})
+        # what the function returns: what the program leaves (conformance.ir.results_of), as a
+        # user's function returns its results, whatever the expectations mention; a name they
+        # mention that the program does not leave (an intermediate) is observed apart, from a
+        # second compile of the function that returns it as well (observed_apart)
+        self.results = results_of(case.steps)
+        self.apart = [n for n in self.outputs if n not in self.results]
+        self.env_apart: dict[str, Any] = {}
 
     def function(self, count: int, outputs: tuple[str, ...] | list[str]) -> CaseFunction:
         """The first ``count`` top-level steps as a user's function of the given tensors,
@@ -111,7 +120,7 @@ class CompiledRunner:
         for obj in args:
             self.keep.append(obj)
             self.first_version[id(obj)] = self.probes.version_of(obj) if self.probes.is_array(obj) else None
-        case_function = self.function(len(self.case.steps), self.outputs)
+        case_function = self.function(len(self.case.steps), self.results)
         function = self.adapter.compile(case_function.function)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -131,11 +140,46 @@ class CompiledRunner:
         for record in self.records:
             record.status = "ok"
         self._warnings(_warning_texts(caught))
-        for name, value in self.env.items():
-            eager_value = self.eager.env.get(name)
-            where = None if eager_value is None else self.eager.unwritten.where(eager_value)
-            if where is not None:
-                self.unwritten.by_id[id(value)] = where
+        if self.apart:
+            self._observe_apart()
+        for env in (self.env, self.env_apart):
+            for name, value in env.items():
+                eager_value = self.eager.env.get(name)
+                where = None if eager_value is None else self.eager.unwritten.where(eager_value)
+                if where is not None:
+                    self.unwritten.by_id[id(value)] = where
+
+    def _observe_apart(self) -> None:
+        """The intermediates the expectations mention, from a second compile of the function
+        that returns them besides its results, called on fresh inputs: what an expectation
+        about one of them sees (its relations to the inputs included) is that call's."""
+        args = self.fresh_inputs()
+        for obj in args:
+            self.keep.append(obj)
+            self.first_version[id(obj)] = self.probes.version_of(obj) if self.probes.is_array(obj) else None
+        case_function = self.function(len(self.case.steps), [*self.results, *self.apart])
+        function = self.adapter.compile(case_function.function)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                values = function(*args)
+            except Exception as exc:
+                # the program ran a moment ago: returning these names is what the compiler refuses
+                why = (f"the function that also returns it raises {type(exc).__name__}: "
+                       f"{_bounded(self.adapter.error_message(exc), 160)}")
+                self.hidden.update({name: why for name in self.apart})
+                return
+        self.env_apart = dict(zip(self.inputs, args))
+        for name, value in zip(case_function.returns, values):
+            self.env_apart[name] = value
+            self.keep.append(value)
+
+    def env_for(self, names: tuple[str, ...]) -> dict[str, Any]:
+        """Where an expectation about ``names`` looks: the second call's names where it is about
+        an intermediate observed apart, else the function's own call."""
+        if self.env_apart and any(name in self.apart for name in names):
+            return self.env_apart
+        return self.env
 
     # ---- which step
 

@@ -130,6 +130,9 @@ def _checked(case: Case, runner: Any, expect: Expect, override_reason: str | Non
         return Outcome(case.id, fw, REFUSED, refused, steps=runner.records)  # nothing was checked
     outcome = Outcome(case.id, fw, PASS, steps=runner.records, productions=runner.production_classes,
                       override_reason=override_reason)
+    mentioned = {n for kind, entries in expect.checks.items() for n in kinds.get(kind).names_in(entries)}
+    outcome.observed_apart = [n for n in getattr(runner, "apart", ()) if n in mentioned
+                              and n not in getattr(runner, "hidden", {})]
     _Checker(runner, expect, outcome).check()
     if outcome.mismatches:
         outcome.verdict = FAIL
@@ -365,11 +368,12 @@ class _Checker:
             kind.check(expected, self)
 
     def lookup(self, name: str, what: str, key: ResultKey) -> tuple[bool, Any]:
+        env = self.r.env_for(key.names) if hasattr(self.r, "env_for") else self.r.env
         hidden = getattr(self.r, "hidden", {}).get(name)
         if hidden is not None:  # a compiled mode's name it cannot show (run/compiled.py)
             self.unobservable(f"{what}: {hidden}")
             return False, None
-        if name not in self.r.env:
+        if name not in env:
             later = self._bound_after_expected_error(name)
             if later is not None:
                 self.unobservable(f"{what}: {name!r} is bound at step {later}, after the step the expected error "
@@ -378,7 +382,7 @@ class _Checker:
             stopped = f" (the run stopped at step {self.r.failed.number})" if self.r.failed else ""
             self.miss(what, "a value", f"{name!r} was never bound{stopped}", key)
             return False, None
-        return True, self.r.env[name]
+        return True, env[name]
 
     def _bound_after_expected_error(self, name: str) -> int | None:
         """The first step binding ``name`` where the run stopped, as expected, at an earlier
