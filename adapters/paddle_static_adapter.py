@@ -20,34 +20,22 @@ closures), guarded by the inputs; they are cleared before every compile (reset_c
 so that no translation, guard or static program of an earlier item or prefix is reused.
 
 What the adapter does so that SOT translates the function instead of running it eagerly:
-
-- ``to_static`` binds the call's arguments to the function's named parameters and counts
-  ``*args`` as none ("requires 0 arguments"): the function is called through one of as many
-  named parameters as the case has inputs (_positional);
-- item and attribute assignment are the statements ``x[i] = v`` and ``x.attr = v``
-  (_setitem, _setattr), not calls of ``operator.setitem`` and ``setattr``, which SOT 3.3.1
-  cannot simulate (an InnerError, "value: None, type should be VariableBase(or derived)"):
-  the same Python semantics, as a user writes them;
-- SOT's ``dataclass_from_dict`` (paddle/jit/dy2static/utils.py, used wherever SOT rebuilds a
-  dataclass instance it simulated, e.g. for ``isinstance``) sets each field with ``setattr``,
-  which a frozen dataclass refuses (FrozenInstanceError, caught by SOT, which then runs the
-  whole function eagerly: nothing compiled). The case's steps are frozen dataclasses
-  (conformance/ir.py), read by the function's interpreter: the adapter replaces that helper by
-  one that sets the fields with ``object.__setattr__``, as a frozen dataclass's own
-  ``__init__`` does. It is only ever given the interpreter's dataclasses: no Paddle
-  operation or tensor goes through it.
+nothing of the function itself, which is the case's steps written as a user writes them
+(conformance/run/function.py: named parameters, ``x[i] = v`` and ``x.attr = v`` as
+statements, the table's entries called); the per-code-object state below is the adapter's
+only intervention. (The suite's former interpreter of the steps needed three more: a
+wrapper of named parameters, statements for item and attribute assignment, and SOT's
+``dataclass_from_dict`` made to rebuild the frozen dataclasses of the IR it read.)
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import re
 import sys
 import types
 from typing import Any
 
-from conformance.adapters.base import NotApplicable, absent, classify_text
+from conformance.adapters.base import absent, classify_text
 from conformance.adapters.paddle_adapter import PaddleAdapter, _paddle
 
 # an exception's own line in SOT's report ("ValueError: Sorry about ..."), not its traceback
@@ -92,28 +80,6 @@ def reset_compile_state() -> None:
     # made anew when next used
     for cls in (VariableCreator, StepInfoManager):
         Singleton._instances.pop(cls, None)
-
-
-def _dataclass_from_dict(dataclass_type: type, data: dict[str, Any]) -> Any:
-    """paddle.jit.dy2static.utils.dataclass_from_dict (no ``__post_init__``, as there), that
-    also rebuilds a frozen dataclass."""
-    instance: Any = object.__new__(dataclass_type)
-    for fd in dataclasses.fields(dataclass_type):
-        object.__setattr__(instance, fd.name, data[fd.name])
-    return instance
-
-
-@functools.cache
-def _frozen_dataclasses_in_sot() -> None:
-    """Replace SOT's dataclass_from_dict in every module that imported it (once a process)."""
-    import paddle.jit.dy2static.utils as dy2static_utils
-    import paddle.jit.sot.opcode_translator.executor.variables.base as variables_base
-    import paddle.jit.sot.opcode_translator.executor.variables.basic as variables_basic
-    import paddle.jit.sot.utils.utils as sot_utils
-
-    for module in (dy2static_utils, variables_base, variables_basic, sot_utils):
-        if getattr(module, "dataclass_from_dict", None) is not None:
-            module.dataclass_from_dict = _dataclass_from_dict  # type: ignore[attr-defined]
 
 
 # measured on Paddle 3.3.1: what a function using these returns under SOT depends on what ran
@@ -212,7 +178,6 @@ class PaddleStaticAdapter(PaddleAdapter):
         which every case's function runs, whose per-code state SOT keeps), then every cache
         cleared, as before each compile."""
         paddle = _paddle()
-        _frozen_dataclasses_in_sot()
         from paddle.jit.sot.utils.envs import min_graph_size_guard
 
         def warm_up(a: Any) -> Any:
@@ -237,32 +202,24 @@ class PaddleStaticAdapter(PaddleAdapter):
 
     def operations(self) -> dict[str, Any]:
         ops = super().operations()
-        ops["op:setitem"] = _setitem
         for key in _NOT_REPRODUCIBLE:
             if key in ops:
                 ops[key] = absent(_NOT_REPRODUCIBLE_WHY)
-        for key, op in ops.items():
-            if key.startswith("setattr:") and not hasattr(op, "not_applicable"):
-                ops[key] = _SETATTR[key.removeprefix("setattr:")]
         return ops
 
     def compile(self, fn: Any) -> Any:
         paddle = _paddle()
-        _frozen_dataclasses_in_sot()
         reset_compile_state()
         _always_translated(fn)
-        static: dict[int, Any] = {}
+        static = paddle.jit.to_static(fn, full_graph=self.full_graph, backend=self.backend)
 
         def call(*args: Any) -> Any:
             from paddle.jit.sot.utils.envs import min_graph_size_guard
 
-            if len(args) not in static:
-                static[len(args)] = paddle.jit.to_static(_positional(fn, len(args)), full_graph=self.full_graph,
-                                                         backend=self.backend)
             # every graph SOT captures is compiled, however small (MIN_GRAPH_SIZE, 10 by default,
             # runs a graph of fewer operations eagerly: nearly every case's)
             with min_graph_size_guard(self.min_graph_size):
-                return static[len(args)](*args)
+                return static(*args)
 
         return call
 
@@ -302,54 +259,3 @@ def _always_translated(fn: Any) -> None:
         _MARKED.add(code)
         paddle.framework.core.sot_set_with_graph(code)
         todo.extend(const for const in code.co_consts if isinstance(const, types.CodeType))
-
-
-def _setitem(obj: Any, index: Any, value: Any) -> None:
-    """``obj[index] = value``, the statement (STORE_SUBSCR), as the eager table's
-    operator.setitem does it: SOT translates the statement, but a call of operator.setitem
-    stops its translation with an InnerError ("value: None, type should be VariableBase")."""
-    obj[index] = value
-
-
-def _set_requires_grad(obj: Any, value: Any) -> None:
-    obj.requires_grad = value
-
-
-def _set_stop_gradient(obj: Any, value: Any) -> None:
-    obj.stop_gradient = value
-
-
-def _set_data(obj: Any, value: Any) -> None:
-    obj.data = value
-
-
-# ``obj.<attr> = value``, the statement (STORE_ATTR), for the same reason as _setitem: a call
-# of the builtin setattr stops SOT's translation the same way. One function per attribute
-# the Paddle table assigns (an attribute it gains needs one here: tests/test_compiled_paddle.py)
-_SETATTR = {"requires_grad": _set_requires_grad, "stop_gradient": _set_stop_gradient, "data": _set_data}
-
-
-def _positional(fn: Any, count: int) -> Any:
-    """``fn`` (a function of ``*args``) as a function of ``count`` named positional parameters:
-    to_static refuses a function of ``*args`` ("requires 0 arguments")."""
-    if count not in _ARITIES:
-        raise NotApplicable(f"paddle.jit.to_static here takes a case of at most {max(_ARITIES)} inputs, not {count}")
-    return _ARITIES[count](fn)
-
-
-# a function of n named parameters calling fn with them, for each n a case may have
-_ARITIES: dict[int, Any] = {
-    0: lambda fn: lambda: fn(),
-    1: lambda fn: lambda a: fn(a),
-    2: lambda fn: lambda a, b: fn(a, b),
-    3: lambda fn: lambda a, b, c: fn(a, b, c),
-    4: lambda fn: lambda a, b, c, d: fn(a, b, c, d),
-    5: lambda fn: lambda a, b, c, d, e: fn(a, b, c, d, e),
-    6: lambda fn: lambda a, b, c, d, e, f: fn(a, b, c, d, e, f),
-    7: lambda fn: lambda a, b, c, d, e, f, g: fn(a, b, c, d, e, f, g),
-    8: lambda fn: lambda a, b, c, d, e, f, g, h: fn(a, b, c, d, e, f, g, h),
-    9: lambda fn: lambda a, b, c, d, e, f, g, h, i: fn(a, b, c, d, e, f, g, h, i),
-    10: lambda fn: lambda a, b, c, d, e, f, g, h, i, j: fn(a, b, c, d, e, f, g, h, i, j),
-    11: lambda fn: lambda a, b, c, d, e, f, g, h, i, j, k: fn(a, b, c, d, e, f, g, h, i, j, k),
-    12: lambda fn: lambda a, b, c, d, e, f, g, h, i, j, k, m: fn(a, b, c, d, e, f, g, h, i, j, k, m),
-}
