@@ -15,9 +15,9 @@ small, so the mode compiles every graph (``min_graph_size = 0``, through SOT's o
 ``min_graph_size_guard``, as Paddle's SOT tests do), only during the compiled call.
 
 Compile state: SOT keeps what it translated in process-wide singletons keyed by code object
-(every case's compiled function runs the same code objects, conformance.run.compiled.program's
-closures), guarded by the inputs; they are cleared before every compile (reset_compile_state),
-so that no translation, guard or static program of an earlier item or prefix is reused.
+(the operation table's functions, which every case's function calls), guarded by the inputs;
+they are cleared before every compile (reset_compile_state), so that no translation, guard
+or static program of an earlier item or prefix is reused.
 
 What the adapter does so that SOT translates the function instead of running it eagerly:
 nothing of the function itself, which is the case's steps written as a user writes them
@@ -174,9 +174,9 @@ class PaddleStaticAdapter(PaddleAdapter):
     def warm(self) -> None:
         """SOT's lazy imports, its first translation and the first static program's kernels,
         done once in the fork server instead of in every item's process (about half of an
-        item's cost): a function of its own (not the code objects of conformance.run.compiled,
-        which every case's function runs, whose per-code state SOT keeps), then every cache
-        cleared, as before each compile."""
+        item's cost): a function of its own (not the table's functions, which every case's
+        function calls, whose per-code state SOT keeps), then every cache cleared, as before
+        each compile."""
         paddle = _paddle()
         from paddle.jit.sot.utils.envs import min_graph_size_guard
 
@@ -232,9 +232,9 @@ def _always_translated(fn: Any) -> None:
     them, with the functions nested in them) and of the case's function as code SOT must
     translate every time (``sot_set_with_graph``). Paddle's frame evaluator otherwise stops
     translating a code object that has run a number of times without producing a graph and
-    runs it eagerly from then on, for the rest of the process: every item's function runs
-    the same code objects (conformance.run.compiled.program's interpreter, the operation
-    table's functions and the helpers they call), so whether an item was compiled or ran
+    runs it eagerly from then on, for the rest of the process: every item's function calls
+    the same code objects (the operation table's functions and the helpers they call; before
+    issue 34 also the suite's interpreter of the steps), so whether an item was compiled or ran
     eagerly depended on the items before it (measured: items of cases/compiled and
     cases/layers changed outcome with what ran before them). The mark has no undo, and needs
     none: the code is the suite's own; Paddle's own code stays in SOT's skip list."""
