@@ -17,13 +17,17 @@ import importlib
 import importlib.util
 import json
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, Callable, Collection, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping
 
 from conformance import claims
+
+if TYPE_CHECKING:
+    from conformance.contract import FrameworkAdapter
 
 # the one registration of a built-in framework
 BUILTIN = {
@@ -212,7 +216,7 @@ def _imported(name: str) -> bool:
 
 
 @lru_cache(maxsize=None)
-def get_adapter(name: str) -> Any:
+def get_adapter(name: str) -> FrameworkAdapter:
     """One adapter instance per process (the framework is imported by its setup()).
 
     A third-party adapter that cannot be loaded, whose ``name`` is not the name it is
@@ -257,9 +261,13 @@ def overrides_unsaid(name: str, cls: type) -> str | None:
 
 
 class BrokenAdapter:
-    """Stands in for an adapter that could not be loaded: no operations, never available."""
+    """Stands in for an adapter that could not be loaded: no operations, never available.
+    It answers the whole adapter contract (conformance.contract.FrameworkAdapter) without a
+    framework; what only a loaded framework can answer raises, with the reason (nothing asks:
+    every item of an unavailable framework is skipped before it runs)."""
 
     loaded = False
+    compiles: str | None = None
     unobservable: frozenset[str] = frozenset()
     mutable = True
 
@@ -267,6 +275,9 @@ class BrokenAdapter:
         self.name = name
         self.reason = reason
         self.ops: dict[str, Any] = {}
+
+    def _broken(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"{self.name}: {self.reason}")
 
     def unavailable(self) -> str:
         return self.reason
@@ -276,6 +287,32 @@ class BrokenAdapter:
 
     def devices(self) -> list[str]:
         return []
+
+    def lineage(self) -> tuple[str, ...]:
+        return ()
+
+    def lacks(self, key: str) -> str | None:
+        return self.reason
+
+    def device_unavailable(self, device: str) -> str | None:
+        return self.reason
+
+    def isolation(self, seed: int) -> AbstractContextManager[None]:
+        return nullcontext()
+
+    def is_array(self, obj: Any) -> bool:
+        return False  # it owns no object (registry.owner asks each imported framework's adapter)
+
+    def setup(self) -> None:
+        self._broken()
+
+    def warm(self) -> None:
+        self._broken()
+
+    # what only a loaded framework answers
+    make_input = compile = refused_mutation = error_message = out_of_memory = classify_error = _broken
+    to_numpy = dtype_name = shape_of = same_allocation = recorded_base = overlaps = _broken
+    grad = requires_grad = is_leaf = version_of = probe_fill = probe_restore = sentinels = _broken
 
 
 def known_operations() -> set[str]:
