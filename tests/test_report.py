@@ -465,3 +465,15 @@ def test_cases_that_conformance_discover_found_have_a_section_of_their_own() -> 
     page = report_html.render(report)
     assert "<h2 id='findings'>Findings of conformance discover (1)</h2>" in page
     assert page.index("id='findings-table'") < page.index("id='compiled'")
+
+
+def test_a_compiled_difference_about_an_intermediate_says_it_was_observed_apart() -> None:
+    # the compiled function returns what the program leaves; w (an intermediate) came from
+    # the second compile that returns it as well (conformance/run/compiled.py)
+    behaviour = {"error": None, "pairs": [], "productions": [], "warnings": []}
+    eager = {"outcome": "pass", "behaviour": behaviour,
+             "observed": {"same_object.w.v": True, "values.y": [1.0], "values.x": [1.0]}}
+    compiled = {"outcome": "known_divergence", "behaviour": behaviour, "observed_apart": ["w"],
+                "observed": {"same_object.w.v": False, "values.y": [2.0], "values.x": [1.0]}}
+    assert analysis.compiled_differences(eager, compiled) == [
+        "same_object.w.v: True → False (observed apart)", "values.y: [1.0] → [2.0]"]

@@ -199,7 +199,9 @@ def _compiled(report: Report) -> list[str]:
         return out + ["<p>No compiled mode ran.</p>"]
     out += ["<p>Each compiled mode runs every case as one compiled function of its inputs and is compared with the "
             "eager run of the framework it compiles: the cases where what the caller sees differs, eager → compiled, "
-            "and the reason the case records.</p>",
+            "and the reason the case records. A difference marked <em>(observed apart)</em> is about an "
+            "intermediate the compiled function does not return (it returns what the program leaves), seen in a "
+            "second compile that returns it as well.</p>",
             "<table id='modes-table'><tr><th>mode</th><th>compiles</th><th>cases both ran</th><th>the same</th>"
             "<th>differ</th></tr>"]
     for mode in report.modes:

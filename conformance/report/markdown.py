@@ -136,7 +136,9 @@ def _compiled(report: Report, link_root: str) -> list[str]:
         return out + ["No compiled mode ran (`--frameworks` names them: docs/case-format.md, \"Compiled modes\").\n"]
     out += ["Each compiled mode runs every case as one compiled function of its inputs and is compared with the "
             "eager run of the framework it compiles: the cases where what the caller sees differs (an error, an "
-            "alias, a value, a warning), eager → compiled, and the reason the case records.\n",
+            "alias, a value, a warning), eager → compiled, and the reason the case records. A difference marked "
+            "*(observed apart)* is about an intermediate the compiled function does not return (it returns what "
+            "the program leaves), seen in a second compile that returns it as well.\n",
             "| mode | compiles | cases both ran | the same | differ |",
             "|---|---|---:|---:|---:|"]
     for mode in report.modes:
