@@ -114,12 +114,37 @@ class CompiledRunner:
     def fresh_inputs(self) -> list[Any]:
         return [self.adapter.make_input(spec, self.case.device) for spec in self.case.given]
 
-    def execute(self) -> None:
+    def tracked_inputs(self) -> list[Any]:
+        """Fresh inputs for a call the expectations read: kept alive (no id is reused), with
+        their version counters before the call."""
         args = self.fresh_inputs()
-        self.env = dict(zip(self.inputs, args))
         for obj in args:
             self.keep.append(obj)
             self.first_version[id(obj)] = self.probes.version_of(obj) if self.probes.is_array(obj) else None
+        return args
+
+    def _call_alone(self, count: int, outputs: list[str]) -> dict[str, Any] | Exception:
+        """The first ``count`` steps compiled alone, returning ``outputs``, called on tracked
+        fresh inputs with warnings ignored: the inputs and the names it returned, or what it
+        raised."""
+        args = self.tracked_inputs()
+        case_function = self.function(count, outputs)
+        function = self.adapter.compile(case_function.function)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                values = function(*args)
+            except Exception as exc:
+                return exc
+        env = dict(zip(self.inputs, args))
+        for name, value in zip(case_function.returns, values):
+            env[name] = value
+            self.keep.append(value)
+        return env
+
+    def execute(self) -> None:
+        args = self.tracked_inputs()
+        self.env = dict(zip(self.inputs, args))
         case_function = self.function(len(self.case.steps), self.results)
         function = self.adapter.compile(case_function.function)
         with warnings.catch_warnings(record=True) as caught:
@@ -153,26 +178,14 @@ class CompiledRunner:
         """The intermediates the expectations mention, from a second compile of the function
         that returns them besides its results, called on fresh inputs: what an expectation
         about one of them sees (its relations to the inputs included) is that call's."""
-        args = self.fresh_inputs()
-        for obj in args:
-            self.keep.append(obj)
-            self.first_version[id(obj)] = self.probes.version_of(obj) if self.probes.is_array(obj) else None
-        case_function = self.function(len(self.case.steps), [*self.results, *self.apart])
-        function = self.adapter.compile(case_function.function)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                values = function(*args)
-            except Exception as exc:
-                # the program ran a moment ago: returning these names is what the compiler refuses
-                why = (f"the function that also returns it raises {type(exc).__name__}: "
-                       f"{_bounded(self.adapter.error_message(exc), 160)}")
-                self.hidden.update({name: why for name in self.apart})
-                return
-        self.env_apart = dict(zip(self.inputs, args))
-        for name, value in zip(case_function.returns, values):
-            self.env_apart[name] = value
-            self.keep.append(value)
+        called = self._call_alone(len(self.case.steps), [*self.results, *self.apart])
+        if isinstance(called, Exception):
+            # the program ran a moment ago: returning these names is what the compiler refuses
+            why = (f"the function that also returns it raises {type(called).__name__}: "
+                   f"{_bounded(self.adapter.error_message(called), 160)}")
+            self.hidden.update({name: why for name in self.apart})
+            return
+        self.env_apart = called
 
     def env_for(self, names: tuple[str, ...]) -> dict[str, Any]:
         """Where an expectation about ``names`` looks: the second call's names where it is about
@@ -213,27 +226,15 @@ class CompiledRunner:
         on fresh inputs (the failed call returned nothing), its inputs and the names it bound."""
         if count <= 1:
             return
-        args = self.fresh_inputs()
-        for obj in args:
-            self.keep.append(obj)
-            self.first_version[id(obj)] = self.probes.version_of(obj) if self.probes.is_array(obj) else None
-        case_function = self.function(count - 1, self.outputs)
-        function = self.adapter.compile(case_function.function)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                values = function(*args)
-            except Exception as exc:
-                # it ran without raising a moment ago, returning nothing: returning these names
-                # is what it refuses (torch.compile: a tensor saved for backward and modified)
-                why = (f"the steps before step {self.case.steps[count - 1].flat()[0].number}, compiled alone to "
-                       f"return it, raise {type(exc).__name__}: {_bounded(self.adapter.error_message(exc), 160)}")
-                self.hidden = {name: why for name in self.outputs}
-                return
-        self.env = dict(zip(self.inputs, args))
-        for name, value in zip(case_function.returns, values):
-            self.env[name] = value
-            self.keep.append(value)
+        called = self._call_alone(count - 1, self.outputs)
+        if isinstance(called, Exception):
+            # it ran without raising a moment ago, returning nothing: returning these names
+            # is what it refuses (torch.compile: a tensor saved for backward and modified)
+            why = (f"the steps before step {self.case.steps[count - 1].flat()[0].number}, compiled alone to "
+                   f"return it, raise {type(called).__name__}: {_bounded(self.adapter.error_message(called), 160)}")
+            self.hidden = {name: why for name in self.outputs}
+            return
+        self.env = called
 
     def _failed_at(self, count: int, exc: BaseException) -> None:
         self._before(count)
