@@ -290,15 +290,13 @@ class _Runner:
         """One operation of the adapter's table, within the limits: a shape it is asked to
         allocate and the tensors it would broadcast or join are checked before the call,
         whatever it made after."""
-        return self.call_operation(key, tuple(args), dict(kwargs))
-
-    def call_operation(self, key: str, args: tuple, kwargs: dict[str, Any]) -> Any:
+        arguments, keywords = tuple(args), dict(kwargs)
         name = key.partition(":")[2] or key
-        self.bounds.before_call(key, name, args, kwargs)
-        before = self.unwritten.elements_before(key, args)
-        result = self.operation(key, args)(*args, **kwargs)
+        self.bounds.before_call(key, name, arguments, keywords)
+        before = self.unwritten.elements_before(key, arguments)
+        result = self.operation(key, arguments)(*arguments, **keywords)
         self.bounds.made(result, f"{name}() made")
-        self.unwritten.after_call(key, args, kwargs, result, self.step.number if self.step else 0, before)
+        self.unwritten.after_call(key, arguments, keywords, result, self.step.number if self.step else 0, before)
         return result
 
     def python_operator(self, op: str, *operands: Any) -> Any:
