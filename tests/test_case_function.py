@@ -20,8 +20,9 @@ from conformance.run.function import build
 from conformance.source import Location
 
 
-def case(steps: list[str], given: str = "{x: [1.0, 2.0], k: [1.0, 1.0]}") -> Case:
-    steps_yaml = "\n".join(f"      - {s!r}" for s in steps)
+def case(steps: list[str] | str, given: str = "{x: [1.0, 2.0], k: [1.0, 1.0]}") -> Case:
+    """A case of these steps: each a step's text, or the step list's YAML (blocks)."""
+    steps_yaml = steps.rstrip("\n") if isinstance(steps, str) else "\n".join(f"      - {s!r}" for s in steps)
     text = textwrap.dedent(f"""\
 cases:
   - id: t.function
@@ -84,20 +85,11 @@ def test_the_steps_are_the_statements_a_user_writes() -> None:
 
 
 def test_a_block_is_a_with_statement() -> None:
-    text = textwrap.dedent("""\
-cases:
-  - id: t.block
-    title: test
-    given: {x: [1.0]}
-    steps:
+    c = case("""\
       - no_grad:
           - x += 1.0
       - y = x.copy()
-    expect: {values: {y: [2.0]}}
-""")
-    result = load_text(text, "t.yaml", Vocabulary(frameworks=("fake",)))
-    assert not result.errors, result.errors[0][1].render()
-    c = result.cases[0]
+""", given="{x: [1.0]}")
     function = build(c.steps, table(), ["x"], ["y"])
     assert function.source() == textwrap.dedent("""\
         def case(x):
@@ -146,22 +138,14 @@ def test_the_function_runs_as_the_steps_say_and_mutates_its_inputs() -> None:
 def test_each_statement_is_on_the_line_of_its_source() -> None:
     # what a traceback or a compiler's message shows of the function, and what TensorFlow's
     # AutoGraph reads (it refuses a function whose source it cannot find)
-    text = textwrap.dedent("""\
-cases:
-  - id: t.lines
-    title: test
-    given: {x: [1.0]}
-    steps:
+    c = case("""\
       - y = x.copy()
       - no_grad:
           - y[0] = 3.0
           - z, w = split2(y)
       - y += scale(z, factor=2.0)
-    expect: {values: {y: [2.0]}}
-""")
-    result = load_text(text, "t.yaml", Vocabulary(frameworks=("fake",)))
-    assert not result.errors, result.errors[0][1].render()
-    function = build(result.cases[0].steps, table(), ["x"], ["y"])
+""", given="{x: [1.0]}")
+    function = build(c.steps, table(), ["x"], ["y"])
     lines = function.source().splitlines()
     statements = [n for n in ast.walk(function.tree) if isinstance(n, ast.stmt)]
     assert len(statements) == len(lines) == 9
