@@ -130,9 +130,10 @@ def _checked(case: Case, runner: Any, expect: Expect, override_reason: str | Non
         return Outcome(case.id, fw, REFUSED, refused, steps=runner.records)  # nothing was checked
     outcome = Outcome(case.id, fw, PASS, steps=runner.records, productions=runner.production_classes,
                       override_reason=override_reason)
-    mentioned = {n for kind, entries in expect.checks.items() for n in kinds.get(kind).names_in(entries)}
-    outcome.observed_apart = [n for n in getattr(runner, "apart", ()) if n in mentioned
-                              and n not in getattr(runner, "hidden", {})]
+    apart = getattr(runner, "apart", ())  # a compiled mode's intermediates (run/compiled.py)
+    if apart:
+        mentioned = {n for kind, entries in expect.checks.items() for n in kinds.get(kind).names_in(entries)}
+        outcome.observed_apart = [n for n in apart if n in mentioned and n not in runner.hidden]
     _Checker(runner, expect, outcome).check()
     if outcome.mismatches:
         outcome.verdict = FAIL
