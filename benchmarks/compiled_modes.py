@@ -16,7 +16,6 @@ case eagerly first (the memory limits), so these times include the eager steps.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -26,6 +25,7 @@ import time
 from pathlib import Path
 
 from conformance import registry
+from conformance.report.results import load_results
 
 ROOT = Path(__file__).resolve().parent.parent
 JOBS = {"serial": [], "xdist": ["-n", "2"]}
@@ -46,10 +46,9 @@ def run(mode: str, jobs: list[str], cache: Path) -> tuple[float, str]:
 def from_results(path: str) -> None:
     """Per framework, the sum of its items' durations in a results file: the serial time of
     its items (a -n 2 run's items ran two at a time), without collection and start-up."""
-    records = json.loads(Path(path).read_text(encoding="utf-8"))["results"]
     totals: dict[str, list[float]] = {}
-    for record in records:
-        totals.setdefault(record["framework"], []).append(record.get("duration_s") or 0.0)
+    for record in load_results(Path(path)).results:
+        totals.setdefault(str(record.framework), []).append(record.duration_s or 0.0)
     print("| framework | items | their time (s) |")
     print("|---|---:|---:|")
     for name in registry.report_order(totals):

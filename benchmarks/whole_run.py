@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import os
 import subprocess
 import sys
@@ -29,11 +28,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from conformance.report.results import load_results
+from conformance.resultsmodel import ResultsDocument
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_EDIT = ROOT / "cases" / "views" / "basic.yaml"
 
 
-def run(cache: Path, out: Path, workers: str, frameworks: str | None, *extra: str) -> tuple[float, dict]:
+def run(cache: Path, out: Path, workers: str, frameworks: str | None, *extra: str) -> tuple[float, ResultsDocument]:
     env = {**os.environ, "CONFORMANCE_CACHE_DIR": str(cache)}
     args = [sys.executable, "-m", "conformance", "run", "--plain", "-n", workers,
             "--results", str(out / "results.json"), "--reports", str(out), *extra]
@@ -44,15 +46,15 @@ def run(cache: Path, out: Path, workers: str, frameworks: str | None, *extra: st
     elapsed = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         sys.exit(f"conformance run failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return elapsed, json.loads((out / "results.json").read_text())
+    return elapsed, load_results(out / "results.json")
 
 
-def per_framework(data: dict) -> list[tuple[str, float, int]]:
+def per_framework(data: ResultsDocument) -> list[tuple[str, float, int]]:
     total: collections.Counter[str] = collections.Counter()
     count: collections.Counter[str] = collections.Counter()
-    for record in data["results"]:
-        total[record["framework"]] += record.get("duration_s") or 0.0
-        count[record["framework"]] += 1
+    for record in data.results:
+        total[str(record.framework)] += record.duration_s or 0.0
+        count[str(record.framework)] += 1
     return [(fw, total[fw], count[fw]) for fw, _ in total.most_common()]
 
 
@@ -73,11 +75,11 @@ def main() -> None:
             edited, after = run(cache, out / "edited", args.workers, args.frameworks)
         finally:
             args.edit.write_bytes(original)
-    print(f"workers {args.workers}; {data['run']['items']} items")
+    print(f"workers {args.workers}; {data.run.items} items")
     print(f"fresh (empty caches)        {fresh:8.1f} s")
     print(f"warm (compile caches kept)  {warm:8.1f} s")
-    print(f"unchanged (all reused)      {reused_all:8.1f} s  ({again['run'].get('reused', 0)} reused)")
-    print(f"one case file edited        {edited:8.1f} s  ({after['run'].get('reused', 0)} reused)")
+    print(f"unchanged (all reused)      {reused_all:8.1f} s  ({again.run.reused or 0} reused)")
+    print(f"one case file edited        {edited:8.1f} s  ({after.run.reused or 0} reused)")
     print("item time of the fresh run, per framework (summed duration_s):")
     for fw, seconds, items in per_framework(data):
         print(f"  {fw:22s} {seconds:8.1f} s  {items:5d} items  {seconds / max(items, 1) * 1000:7.1f} ms/item")

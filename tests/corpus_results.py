@@ -15,12 +15,12 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from conformance.plugin.coverage import corpus_revision, suite_commit
 from conformance.report.results import load_results
+from conformance.resultsmodel import ResultsDocument
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = "CONFORMANCE_CORPUS_RESULTS"
@@ -34,24 +34,24 @@ def head_commit() -> str | None:
     return None if commit is None else commit["sha"]
 
 
-def problems_of(data: dict[str, Any]) -> list[str]:
+def problems_of(data: ResultsDocument) -> list[str]:
     """Why ``data`` is not a full run of this checkout's corpus at this commit."""
-    run = data["run"]
+    run = data.run
     problems = []
-    if run.get("partial"):
-        problems.append(f"it is a partial run ({'; '.join(run['partial'])})")
+    if run.partial:
+        problems.append(f"it is a partial run ({'; '.join(run.partial)})")
     files = sorted(str(p) for p in (ROOT / "cases").rglob("*.yaml"))
-    if run.get("corpus") != corpus_revision(files, [ROOT / "cases"]):
-        problems.append(f"it is of another revision of the corpus ({run.get('corpus')}): a case file changed since")
+    if run.corpus != corpus_revision(files, [ROOT / "cases"]):
+        problems.append(f"it is of another revision of the corpus ({run.corpus}): a case file changed since")
     head = head_commit()
-    commit = run.get("commit") or {}
-    if head is not None and commit.get("sha") != head:
-        problems.append(f"it was run at commit {commit.get('sha')}, this checkout is at {head}")
+    sha = None if run.commit is None else run.commit.sha
+    if head is not None and sha != head:
+        problems.append(f"it was run at commit {sha}, this checkout is at {head}")
     return problems
 
 
 @functools.cache
-def _read(path: str) -> dict[str, Any]:
+def _read(path: str) -> ResultsDocument:
     data = load_results(Path(path))
     problems = problems_of(data)
     if problems:
@@ -59,7 +59,7 @@ def _read(path: str) -> dict[str, Any]:
     return data
 
 
-def corpus_results() -> dict[str, Any]:
+def corpus_results() -> ResultsDocument:
     """The results document ``CONFORMANCE_CORPUS_RESULTS`` names, checked; skips the calling
     test without it, fails it with a file that is not what it needs."""
     path = os.environ.get(ENV)

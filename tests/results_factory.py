@@ -7,6 +7,7 @@ import copy
 from typing import Any
 
 from conformance.report.results import RESULTS_FORMAT_VERSION
+from conformance.resultsmodel import ResultsDocument, document_from_json
 
 FRAMEWORKS = ("torch", "paddle", "numpy")
 
@@ -83,3 +84,13 @@ def sample() -> dict[str, Any]:
 
 def with_changes(doc: dict[str, Any], **changes: Any) -> dict[str, Any]:
     return copy.deepcopy(doc) | changes
+
+
+def typed(document: dict[str, Any]) -> ResultsDocument:
+    """A hand-made document as the readers take it (conformance.report.results.load_results
+    gives them the same, from a file)."""
+    return document_from_json(document)
+
+
+def typed_all(documents: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, ResultsDocument]]:
+    return [(name, typed(document)) for name, document in documents]

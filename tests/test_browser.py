@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from results_factory import sample
+from results_factory import sample, typed
 
 from conformance.report import analysis
 from conformance.report import html as report_html
@@ -21,7 +21,7 @@ from conformance.report import html as report_html
 @pytest.fixture(scope="module")
 def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("report") / "behaviour.html"
-    path.write_text(report_html.render(analysis.build(sample())), encoding="utf-8")
+    path.write_text(report_html.render(analysis.build(typed(sample()))), encoding="utf-8")
     return path
 
 
@@ -101,7 +101,7 @@ def hostile_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     extra = json.loads(json.dumps(next(r for r in doc["results"] if r["case"] == "views.reshape.agree")))
     doc["results"].append(dict(extra, framework=odd, nodeid=f"cases/x.yaml::views.reshape.agree[{odd}]"))
     path = tmp_path_factory.mktemp("hostile") / "behaviour.html"
-    path.write_text(report_html.render(analysis.build(doc)), encoding="utf-8")
+    path.write_text(report_html.render(analysis.build(typed(doc))), encoding="utf-8")
     return path
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from corpus_results import ENV, ROOT, _read, corpus_results, head_commit, problems_of
-from results_factory import sample
+from results_factory import sample, typed
 
 from conformance.plugin.coverage import corpus_revision
 
@@ -26,18 +26,18 @@ def current_run() -> dict[str, object]:
 def test_a_full_run_of_this_corpus_at_this_commit_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = sample()
     data["run"] = current_run()
-    assert problems_of(data) == []
+    assert problems_of(typed(data)) == []
     path = tmp_path / "results.json"
     path.write_text(json.dumps(data))
     monkeypatch.setenv(ENV, str(path))
-    assert corpus_results()["results"] == data["results"]
+    assert corpus_results() == typed(data)
 
 
 def test_a_partial_run_another_corpus_or_another_commit_is_refused_with_each_reason() -> None:
     data = sample()
     data["run"] = {**current_run(), "partial": ["only torch (--frameworks)"], "corpus": "0123456789abcdef",
                    "commit": {"sha": "f" * 40, "modified": False}}
-    problems = problems_of(data)
+    problems = problems_of(typed(data))
     assert problems[0] == "it is a partial run (only torch (--frameworks))"
     assert problems[1] == ("it is of another revision of the corpus (0123456789abcdef): a case file changed since")
     if head_commit() is not None:

@@ -15,20 +15,22 @@ second parametrization proves on the cases about compiled semantics.
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from corpus_results import corpus_results
 from entry_points import subprocess_env
 
+from conformance.report.results import load_results
+from conformance.resultsmodel import Record, ResultsDocument
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def corpus_run(tmp_path: Path, name: str, *args: str) -> dict[str, Any]:
+def corpus_run(tmp_path: Path, name: str, *args: str) -> ResultsDocument:
     path = tmp_path / name
     paths = [a for a in args if a.startswith("cases")] or ["cases"]
     options = [a for a in args if not a.startswith("cases")]
@@ -37,13 +39,13 @@ def corpus_run(tmp_path: Path, name: str, *args: str) -> dict[str, Any]:
                            *options],
                           cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads(path.read_text())
+    return load_results(path)
 
 
-def comparable(record: dict[str, Any]) -> dict[str, Any]:
+def comparable(record: Record) -> Record:
     """A record without what differs between two runs of the same behaviour: its duration,
     and whether it was reused from the store of outcomes."""
-    return {k: v for k, v in record.items() if k not in ("duration_s", "reused")}
+    return dataclasses.replace(record, duration_s=None, reused=None)
 
 
 @pytest.mark.slow(reason="a serial run of the corpus (eager) or of the compiled modes' subset")
@@ -58,20 +60,20 @@ def comparable(record: dict[str, Any]) -> dict[str, Any]:
 def test_two_runs_of_the_corpus_record_the_same_behaviour(tmp_path: Path, selection: list[str]) -> None:
     recorded = corpus_results()
     serial = corpus_run(tmp_path, "serial.json", *selection)
-    by_nodeid = {r["nodeid"]: comparable(r) for r in recorded["results"]}
-    records = {r["nodeid"]: comparable(r) for r in serial["results"]}
+    by_nodeid = {r.nodeid: comparable(r) for r in recorded.results}
+    records = {r.nodeid: comparable(r) for r in serial.results}
     assert len(records) > 500 and set(records) <= set(by_nodeid)
     differing = [nodeid for nodeid, record in records.items() if by_nodeid[nodeid] != record]
     assert not differing, (f"{len(differing)} items differ, e.g. {differing[0]}:\n"
                            f"{by_nodeid[differing[0]]}\n{records[differing[0]]}")
-    assert {case: recorded["cases"][case] for case in serial["cases"]} == serial["cases"]
+    assert {case: recorded.cases[case] for case in serial.cases} == serial.cases
     # each framework's version, and the devices of those this run set up (a framework it
     # lists without running any of its items says devices: null)
-    frameworks = serial["environment"]["frameworks"]
+    frameworks = serial.environment.frameworks
     for name, found in frameworks.items():
-        expected = recorded["environment"]["frameworks"][name]
-        assert found["version"] == expected["version"], name
-        assert found["devices"] in (None, expected["devices"]), name
-    assert sum(found["devices"] is not None for found in frameworks.values()) >= 5
+        expected = recorded.environment.frameworks[name]
+        assert found.version == expected.version, name
+        assert found.devices in (None, expected.devices), name
+    assert sum(found.devices is not None for found in frameworks.values()) >= 5
     assert ({k: v for k, v in recorded["environment"].items() if k != "frameworks"}
             == {k: v for k, v in serial["environment"].items() if k != "frameworks"})

@@ -151,14 +151,13 @@ def recorded_errors() -> list[tuple[str, str, int, str, str, str]]:
     """(case, framework, step, exception type, message, kind) of every error the corpus run
     recorded (tests/corpus_results.py: every item, eager and compiled, as the run recorded it)."""
     errors = []
-    for record in corpus_results()["results"]:
-        if record["outcome"] == NOT_APPLICABLE:
+    for record in corpus_results().results:
+        if record.outcome == NOT_APPLICABLE or record.case is None or record.framework is None:
             continue
-        for step in record.get("steps", []):
-            e = step["error"]
+        for step in record.steps:
+            e = step.error
             if e is not None:
-                errors.append((record["case"], record["framework"], step["number"], e["type"], e["message"],
-                               e["kind"]))
+                errors.append((record.case, record.framework, step.number, e.type, e.message, e.kind))
     return sorted(errors)
 
 

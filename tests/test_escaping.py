@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 from entry_points import TESTS, register, subprocess_env
-from results_factory import sample
+from results_factory import sample, typed
 
 from conformance.escaping import for_markdown, for_terminal, markdown_code, markdown_url
 from conformance.model import Location
@@ -308,7 +308,7 @@ def hostile_results() -> dict[str, Any]:
 
 
 def test_the_markdown_report_shows_hostile_case_text_as_written() -> None:
-    markdown = report_md.render(analysis.build(hostile_results()))
+    markdown = report_md.render(analysis.build(typed(hostile_results())))
     page = Html(gfm(markdown))
     text = page.all_text()
     assert "img" not in page.tags and "script" not in page.tags
@@ -333,7 +333,7 @@ def test_the_markdown_report_shows_hostile_case_text_as_written() -> None:
 def test_the_html_report_escapes_hostile_case_text() -> None:
     doc = hostile_results()
     doc["environment"]["frameworks"]["x' onmouseover='alert(1)"] = {"version": "<b>1</b>", "devices": ["cpu"]}
-    page = report_html.render(analysis.build(doc))
+    page = report_html.render(analysis.build(typed(doc)))
     parsed = Html(page)
     assert parsed.tags.count("script") == 1 and "img" not in parsed.tags  # the report's own script only
     text = parsed.all_text()

@@ -18,7 +18,7 @@ import pytest
 from fake_adapter import FakeAdapter
 from hypothesis import given
 from hypothesis import strategies as st
-from results_factory import case_info, document, record
+from results_factory import case_info, document, record, typed
 
 from conformance import kinds
 from conformance.kinds.base import Checking, TensorKind
@@ -422,7 +422,7 @@ def test_any_key_round_trips(kind: str, key_names: list[str]) -> None:
 def test_the_results_file_writes_the_text_keys() -> None:
     case = load_case("{shares_memory: {v & x: true}, values: {y: [2.0, 3.0]}, error: null}", STEPS)
     outcome = run(case, ProbeAdapter())
-    observed = outcome_record(case, outcome)["observed"]
+    observed = outcome_record(case, outcome).observed
     assert observed == {"shares_memory.v.x": True, "values.y": [2.0, 3.0]}
     assert {ResultKey.parse(k) for k in observed} == set(outcome.observed)
 
@@ -486,7 +486,7 @@ def test_a_registered_kind_is_checked_recorded_and_described_in_a_failure(ndim: 
     m, = outcome.mismatches
     assert (outcome.verdict, m.what, m.expected, m.observed, m.step, m.location.line) == (FAIL, "ndim of y", 2, 1, 1, 7)
     rec = outcome_record(case, outcome)
-    assert rec["observed"] == {"ndim.y": 1} and rec["reason"] == "ndim of y: expected 2, observed 1"
+    assert rec.observed == {"ndim.y": 1} and rec.reason == "ndim of y: expected 2, observed 1"
     assert "  ndim of y  (cases/t.yaml:7)\n    expected: 2\n    observed: 1\n    by step 1: y = x.clone()" in \
         render_failure(case, outcome)
 
@@ -495,11 +495,11 @@ def test_a_registered_kind_is_compared_and_diffed(ndim: Ndim) -> None:
     cases = {"a.b": case_info("a.b")}
     old = document(cases, [record("a.b", fw, observed={"ndim.y": 1}) for fw in ("torch", "numpy")])
     new = document(cases, [record("a.b", fw, observed={"ndim.y": n}) for fw, n in (("torch", 2), ("numpy", 1))])
-    assert [row.agrees for row in analysis.build(old).rows] == [True]
-    assert [row.agrees for row in analysis.build(new).rows] == [False]
-    change, = compare(old, new).changes
+    assert [row.agrees for row in analysis.build(typed(old)).rows] == [True]
+    assert [row.agrees for row in analysis.build(typed(new)).rows] == [False]
+    change, = compare(typed(old), typed(new)).changes
     assert change.details == ["ndim.y: 1 → 2"]
-    assert "    ndim.y: 1 → 2\n" in render_text(compare(old, new))
+    assert "    ndim.y: 1 → 2\n" in render_text(compare(typed(old), typed(new)))
 
 
 def test_a_registered_kind_is_observed_and_written_by_observe(ndim: Ndim) -> None:

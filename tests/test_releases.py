@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 from fake_adapter import FakeAdapter
-from results_factory import case_info, document, record
+from results_factory import case_info, document, record, typed_all
 from test_plugin import GOOD, WRONG
 
 from conformance.load.reader import Vocabulary, load_text
 from conformance.releases import release_matches, specifier_problem
 from conformance.report import changelog
 from conformance.report.merge import MergeError, merge
+from conformance.resultsmodel import Commit
 from conformance.run.engine import FAIL, PASS, run
 from conformance.tools import matrix
 from conformance.tools.cli import main
@@ -192,23 +193,23 @@ def test_merge_refuses_other_revisions_shared_items_and_two_releases_naming_each
     a = _doc("aaaa", [record("t.a", "numpy"), record("t.b", "numpy")])
     b = _doc("bbbb", [record("t.a", "numpy")], numpy="1.26.4")
     with pytest.raises(MergeError) as raised:
-        merge([("a.json", a), ("b.json", b)])
+        merge(typed_all([("a.json", a), ("b.json", b)]))
     problems = raised.value.problems
     assert any("different corpus revisions" in p and "a.json: aaaa" in p and "b.json: bbbb" in p for p in problems)
     assert any("1 item(s) in both a.json and b.json" in p for p in problems)
     assert any("numpy 2.4.6 in a.json but 1.26.4 in b.json" in p for p in problems)
     del b["run"]["corpus"]
     with pytest.raises(MergeError, match="b.json: no corpus revision"):
-        merge([("a.json", a), ("b.json", b)])
+        merge(typed_all([("a.json", a), ("b.json", b)]))
 
 
 def test_a_merge_that_misses_items_says_how_many_and_of_which_frameworks() -> None:
     a = _doc("aaaa", [record("t.a", "numpy")])
     b = _doc("aaaa", [record("t.a", "torch")])
-    merged = merge([("a.json", a), ("b.json", b)])
-    assert merged["run"]["items"] == 2
-    assert merged["run"]["partial"] == ["2 of the corpus's 4 items are in none of the merged files (items per "
-                                        "framework merged: numpy 1, torch 1)"]
+    merged = merge(typed_all([("a.json", a), ("b.json", b)]))
+    assert merged.run.items == 2
+    assert merged.run.partial == ("2 of the corpus's 4 items are in none of the merged files (items per "
+                                        "framework merged: numpy 1, torch 1)",)
 
 
 def test_a_merge_keeps_the_last_date_and_the_commit_all_files_share() -> None:
@@ -216,13 +217,13 @@ def test_a_merge_keeps_the_last_date_and_the_commit_all_files_share() -> None:
     b = _doc("aaaa", [record("t.a", "torch")])
     a["run"].update(date="2026-11-20", commit={"sha": "a" * 40, "modified": False})
     b["run"].update(date="2026-11-21", commit={"sha": "a" * 40, "modified": True})
-    merged = merge([("a.json", a), ("b.json", b)])
-    assert merged["run"]["date"] == "2026-11-21"
-    assert merged["run"]["commit"] == {"sha": "a" * 40, "modified": True}
+    merged = merge(typed_all([("a.json", a), ("b.json", b)]))
+    assert merged.run.date == "2026-11-21"
+    assert merged.run.commit == Commit(sha="a" * 40, modified=True)
     b["run"]["commit"] = {"sha": "b" * 40, "modified": False}
-    assert "commit" not in merge([("a.json", a), ("b.json", b)])["run"]  # no one commit is the source
+    assert merge(typed_all([("a.json", a), ("b.json", b)])).run.commit is None  # no one commit is the source
     del a["run"]["date"], b["run"]["date"]
-    assert "date" not in merge([("a.json", a), ("b.json", b)])["run"]
+    assert merge(typed_all([("a.json", a), ("b.json", b)])).run.date is None
 
 
 # ---- the matrix
@@ -291,7 +292,7 @@ def test_the_changelog_shows_each_change_between_consecutive_releases_side_by_si
     new = _release("2.4.6", [record("t.a", "numpy", pairs={("y", "x"): "copy"}),
                              record("t.b", "numpy", pairs={("y", "x"): "view"})])
     broken = _release("3.0.0", [], error="could not install numpy==3.0.0")
-    log = changelog.build([("new.json", new), ("old.json", old), ("broken.json", broken), ("mid.json", mid)])
+    log = changelog.build(typed_all([("new.json", new), ("old.json", old), ("broken.json", broken), ("mid.json", mid)]))
     assert [c.version for c in log.frameworks["numpy"]] == ["1.26.4", "2.0.2", "2.4.6", "3.0.0"]
     first, second, third = log.steps["numpy"]
     assert [(c.case, c.kind) for c in first.changes] == [("t.a", "new pass")]
@@ -301,10 +302,10 @@ def test_the_changelog_shows_each_change_between_consecutive_releases_side_by_si
     assert "### numpy 1.26.4 → 2.0.2" in md and "### numpy 2.0.2 → 2.4.6\n\nNone of the corpus's behaviours changed." \
         in md and "Not compared: 3.0.0: could not install numpy==3.0.0" in md
     html = changelog.render_html(log)
-    assert html == changelog.render_html(changelog.build([("mid.json", mid), ("old.json", old), ("new.json", new),
-                                                          ("broken.json", broken)]))  # deterministic
+    shuffled = [("mid.json", mid), ("old.json", old), ("new.json", new), ("broken.json", broken)]
+    assert html == changelog.render_html(changelog.build(typed_all(shuffled)))  # deterministic
     with pytest.raises(changelog.ChangelogError, match="numpy 2.0.2 is in both mid.json and again.json"):
-        changelog.build([("mid.json", mid), ("again.json", mid)])
+        changelog.build(typed_all([("mid.json", mid), ("again.json", mid)]))
 
 
 def test_an_outcome_that_changed_with_the_same_observations_shows_the_error_message_that_did() -> None:
@@ -313,8 +314,8 @@ def test_an_outcome_that_changed_with_the_same_observations_shows_the_error_mess
     old_record = record("t.a", "numpy", "known_divergence", error=(4, "other", "ValueError"), reason="r")
     new_record = record("t.a", "numpy", error=(4, "other", "ValueError"))
     new_record["behaviour"]["error"]["message"] = "Buffer has been deleted or donated."
-    log = changelog.build([("old.json", _release("0.8.3", [old_record])),
-                           ("new.json", _release("0.9.2", [new_record]))])
+    log = changelog.build(typed_all([("old.json", _release("0.8.3", [old_record])),
+                           ("new.json", _release("0.9.2", [new_record]))]))
     (step,) = log.steps["numpy"]
     assert step.changes[0].details == ["error message: 'boom' → 'Buffer has been deleted or donated.'"]
 

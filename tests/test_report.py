@@ -8,17 +8,18 @@ import json
 from pathlib import Path
 
 import pytest
-from results_factory import record, sample
+from results_factory import record, sample, typed
 
 from conformance.report import analysis
 from conformance.report import html as report_html
 from conformance.report import markdown as report_md
 from conformance.report.diff import compare, render_markdown, render_text
+from conformance.resultsmodel import record_from_json
 from conformance.tools.cli import main
 
 
 def test_agreement_divergences_and_failures() -> None:
-    report = analysis.build(sample())
+    report = analysis.build(typed(sample()))
     rows = {r.case_id: r for r in report.rows}
     assert rows["views.reshape.agree"].agrees is True
     assert rows["views.expand.paddle_copies"].agrees is False
@@ -33,7 +34,7 @@ def test_agreement_divergences_and_failures() -> None:
 def test_a_case_run_on_one_framework_is_not_scored() -> None:
     doc = sample()
     doc["results"] = [r for r in doc["results"] if r["case"] != "copies.clone.broken" or r["framework"] == "torch"]
-    assert analysis.build(doc).families["copies"].comparable == 0
+    assert analysis.build(typed(doc)).families["copies"].comparable == 0
 
 
 def test_float32_and_float64_renderings_of_a_value_agree() -> None:
@@ -41,17 +42,17 @@ def test_float32_and_float64_renderings_of_a_value_agree() -> None:
     for r in doc["results"]:
         if r["case"] == "views.reshape.agree":
             r["observed"]["values.y"] = [2.7182817459106445] if r["framework"] == "paddle" else [2.718281828459045]
-    rows = {r.case_id: r for r in analysis.build(doc).rows}
+    rows = {r.case_id: r for r in analysis.build(typed(doc)).rows}
     assert rows["views.reshape.agree"].agrees is True
     for r in doc["results"]:
         if r["case"] == "views.reshape.agree" and r["framework"] == "paddle":
             r["observed"]["values.y"] = [2.7185]
-    rows = {r.case_id: r for r in analysis.build(doc).rows}
+    rows = {r.case_id: r for r in analysis.build(typed(doc)).rows}
     assert rows["views.reshape.agree"].agrees is False
 
 
 def test_operation_classification_per_framework() -> None:
-    ops = {o.operation: o.kinds for o in analysis.build(sample()).operations}
+    ops = {o.operation: o.kinds for o in analysis.build(typed(sample())).operations}
     assert ops["method:reshape"] == {fw: {"view": ["views.reshape.agree"]} for fw in ("torch", "paddle", "numpy")}
     assert ops["method:expand"]["paddle"] == {"copy": ["views.expand.paddle_copies"]}
     assert ops["method:expand"]["torch"] == {"view": ["views.expand.paddle_copies"]}
@@ -63,7 +64,7 @@ def test_operation_that_raises_is_classified_as_raising() -> None:
         if r["case"] == "views.reshape.agree" and r["framework"] == "torch":
             r["behaviour"] = {"pairs": [], "error": {"at": 1, "kind": "not_contiguous_view", "type": "RuntimeError",
                                                       "message": "m"}, "warnings": []}
-    ops = {o.operation: o.kinds for o in analysis.build(doc).operations}
+    ops = {o.operation: o.kinds for o in analysis.build(typed(doc)).operations}
     assert ops["method:reshape"]["torch"] == {"raises (not_contiguous_view)": ["views.reshape.agree"]}
 
 
@@ -96,12 +97,13 @@ def test_operation_classification_of_a_negative_index_and_of_several_results() -
     from conformance import registry
     from conformance.load.reader import load_text
     from conformance.report.results import case_info
+    from conformance.resultsmodel import to_json
 
-    cases = {c.id: case_info(c) for c in load_text(CLASSIFIED, "cases/c.yaml", registry.vocabulary()).cases}
+    cases = {c.id: to_json(case_info(c)) for c in load_text(CLASSIFIED, "cases/c.yaml", registry.vocabulary()).cases}
     records = [record("views.index.negative", fw, pairs={("y", "x"): "view"}) for fw in ("torch", "numpy")]
     records += [record("views.split.halves", fw, pairs={("a", "x"): "view", ("b", "x"): "view"})
                 for fw in ("torch", "numpy")]
-    ops = {o.operation: o.kinds for o in analysis.build(document(cases, records)).operations}
+    ops = {o.operation: o.kinds for o in analysis.build(typed(document(cases, records))).operations}
     assert ops == {"index:basic": {fw: {"view": ["views.index.negative"]} for fw in ("torch", "numpy")},
                    "method:split": {fw: {"view": ["views.split.halves"]} for fw in ("torch", "numpy")}}
 
@@ -120,14 +122,14 @@ def test_a_production_is_what_its_step_did_not_what_a_later_step_made_of_it() ->
     stays = record("copies.contiguous.strided", "torch", pairs={("s", "x"): "view"})
     stays["behaviour"]["productions"] = [{"step": 1, "result": "s", "input": "x", "class": "view"}]
     older = record("copies.contiguous.strided", "numpy", pairs={("s", "x"): "copy"})  # no productions: the end
-    ops = {o.operation: o.kinds for o in analysis.build(document(cases, [rebuffered, stays, older])).operations}
+    ops = {o.operation: o.kinds for o in analysis.build(typed(document(cases, [rebuffered, stays, older]))).operations}
     assert ops["index:basic"] == {"paddle": {"view": ["copies.contiguous.strided"]},
                                   "torch": {"view": ["copies.contiguous.strided"]},
                                   "numpy": {"copy": ["copies.contiguous.strided"]}}
 
 
 def test_claim_verdicts_use_the_per_framework_stance() -> None:
-    claims = {c.claim: c for c in analysis.build(sample()).claims}
+    claims = {c.claim: c for c in analysis.build(typed(sample())).claims}
     assert claims["S3-03"].verdicts == {"torch": "holds", "paddle": "does not hold", "numpy": "holds"}
     assert claims["S3-03"].evidence["paddle"] == {"does_not_hold": ["views.expand.paddle_copies"],
                                                   "holds": ["views.reshape.agree"]}
@@ -138,7 +140,7 @@ def test_claim_verdicts_use_the_per_framework_stance() -> None:
 
 
 def test_markdown_report_sections() -> None:
-    text = report_md.render(analysis.build(sample()))
+    text = report_md.render(analysis.build(typed(sample())))
     for heading in ("## Summary", "## Divergences", "## Claims", "## Operation classification", "## Matrix",
                     "### views", "### copies", "## Environment"):
         assert f"\n{heading}\n" in text
@@ -169,7 +171,7 @@ def test_a_refusal_is_a_behaviour_of_its_own() -> None:
     are all refused on a framework gets that verdict."""
     doc = _with_jax(sample(), "refused", error=(1, "immutable", "TypeError"),
                     reason="refused: step 1 'y[0] = 5.0' (c.yaml:3) raised TypeError: JAX arrays are immutable")
-    report = analysis.build(doc)
+    report = analysis.build(typed(doc))
     assert report.frameworks[-1] == "jax"
     rows = {r.case_id: r for r in report.rows}
     assert rows["views.reshape.agree"].agrees is False  # jax refused what the others did
@@ -188,7 +190,7 @@ def test_agreement_by_pair() -> None:
     """The pairs matrix: for two frameworks, the share of the cases both ran where they
     behave the same (the same comparison as the agreement, on two)."""
     doc = _with_jax(sample(), "pass", pairs={("y", "x"): "view"})
-    report = analysis.build(doc)
+    report = analysis.build(typed(doc))
     assert analysis.pair_score(report, "torch", "paddle").text() == "66.7% (2 of 3)"
     assert analysis.pair_score(report, "paddle", "torch").text() == "66.7% (2 of 3)"
     # numpy is not applicable on copies.clone.broken: two cases in common
@@ -205,13 +207,13 @@ def test_no_pairs_matrix_for_two_frameworks() -> None:
     doc = sample()
     doc["results"] = [r for r in doc["results"] if r["framework"] != "numpy"]
     del doc["environment"]["frameworks"]["numpy"]
-    assert "Agreement by pair" not in report_md.render(analysis.build(doc))
+    assert "Agreement by pair" not in report_md.render(analysis.build(typed(doc)))
 
 
 def test_markdown_escapes_table_syntax() -> None:
     doc = sample()
     doc["cases"]["views.reshape.agree"]["title"] = "a | b <script>"
-    text = report_md.render(analysis.build(doc))
+    text = report_md.render(analysis.build(typed(doc)))
     assert "a \\| b &lt;script&gt;" in text
 
 
@@ -219,7 +221,7 @@ def test_markdown_shows_dunder_names_literally_and_keeps_them_in_addresses() -> 
     doc = sample()
     doc["cases"]["views.expand.paddle_copies"]["overrides"]["paddle"]["reason"] = (
         "paddle.Tensor defines no __iadd__ (https://example.org/api/tf/Tensor#__getitem__)")
-    text = report_md.render(analysis.build(doc))
+    text = report_md.render(analysis.build(typed(doc)))
     assert "paddle.Tensor defines no \\_\\_iadd\\_\\_ (<https://example.org/api/tf/Tensor#__getitem__>)" in text
     page = _gfm_text(text)
     assert "paddle.Tensor defines no __iadd__ (https://example.org/api/tf/Tensor#__getitem__)" in page
@@ -240,13 +242,13 @@ def test_long_reasons_are_cut_at_a_word_boundary() -> None:
     doc = sample()
     reason = "word " * 100 + "https://example.org/a/long/address/that/would/be/cut"
     doc["cases"]["views.expand.paddle_copies"]["overrides"]["paddle"]["reason"] = reason
-    text = report_md.render(analysis.build(doc))
+    text = report_md.render(analysis.build(typed(doc)))
     why = text.split("**paddle**: ", 1)[1].split(" |", 1)[0]
     assert why.endswith("word…") and len(why) <= 400 and "https" not in why
 
 
 def test_the_claims_section_names_the_claims_file_of_the_repository() -> None:
-    text = report_md.render(analysis.build(sample()))
+    text = report_md.render(analysis.build(typed(sample())))
     assert "seed-claims" not in text
     assert "[`conformance/data/claims.yaml`](../conformance/data/claims.yaml)" in text
     assert (Path(__file__).resolve().parent.parent / "conformance/data/claims.yaml").is_file()
@@ -261,11 +263,11 @@ def test_reports_have_no_timings_so_same_results_give_same_bytes() -> None:
     other["environment"]["python"] = "3.11.9"
     other["run"]["exit_status"] = 1
     for render in (report_md.render, report_html.render):
-        assert render(analysis.build(doc)) == render(analysis.build(other))
+        assert render(analysis.build(typed(doc))) == render(analysis.build(typed(other)))
 
 
 def test_html_is_self_contained() -> None:
-    html = report_html.render(analysis.build(sample()))
+    html = report_html.render(analysis.build(typed(sample())))
     assert html.startswith("<!DOCTYPE html>")
     for remote in ("<link", "src=", "@import", "url("):
         assert remote not in html
@@ -276,7 +278,7 @@ def test_html_is_self_contained() -> None:
 def test_html_escapes_case_text() -> None:
     doc = sample()
     doc["cases"]["views.reshape.agree"]["title"] = "<img src=x onerror=alert(1)>"
-    html = report_html.render(analysis.build(doc))
+    html = report_html.render(analysis.build(typed(doc)))
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
 
 
@@ -319,7 +321,7 @@ def test_diff_of_identical_runs_is_empty() -> None:
     other = copy.deepcopy(doc)
     for r in other["results"]:
         r["duration_s"] = 9.0
-    diff = compare(doc, other)
+    diff = compare(typed(doc), typed(other))
     assert diff.empty and render_text(diff).endswith("no changes\n")
 
 
@@ -331,7 +333,7 @@ def test_diff_reports_exactly_the_changed_case() -> None:
             r.update(record("views.reshape.agree", "paddle", "fail", pairs={("y", "x"): "copy"},
                             observed={"values.y": [1.0]}, reason="shares_memory(y, x): expected True"))
     new["environment"]["frameworks"]["paddle"]["version"] = "3.4.0"
-    diff = compare(old, new)
+    diff = compare(typed(old), typed(new))
     assert [(c.case, c.framework, c.kind) for c in diff.changes] == [("views.reshape.agree", "paddle", "new failure")]
     assert diff.changes[0].details == ["y↔x: view → copy"]
     text = render_text(diff)
@@ -355,7 +357,7 @@ def test_diff_reports_new_passes_value_changes_and_added_removed_cases() -> None
     new["results"] = [r for r in new["results"] if r["case"] != "views.expand.paddle_copies"]
     new["cases"]["views.new.case"] = copy.deepcopy(old["cases"]["views.reshape.agree"])
     new["results"].append(record("views.new.case", "torch"))
-    diff = compare(old, new)
+    diff = compare(typed(old), typed(new))
     assert diff.added == ["views.new.case"] and diff.removed == ["views.expand.paddle_copies"]
     kinds = {(c.case, c.framework): (c.kind, c.details) for c in diff.changes}
     assert kinds == {("copies.clone.broken", "torch"): ("new pass", []),
@@ -409,14 +411,15 @@ def test_documentation_disagreements_are_listed_with_what_was_measured() -> None
     from conformance import registry
     from conformance.load.reader import load_text
     from conformance.report.results import case_info
+    from conformance.resultsmodel import to_json
 
     (case,) = load_text(DOCUMENTED, "cases/c.yaml", registry.vocabulary()).cases
-    cases = {case.id: case_info(case)}
+    cases = {case.id: to_json(case_info(case))}
     assert cases[case.id]["documentation"] == {"paddle": {
         "says": "the output Tensor shares data with the input", "contradicts": "shares_memory",
         "source": "https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/reshape_en.html"}}
     records = [record(case.id, fw, pairs={("y", "t"): "copy"}) for fw in ("torch", "paddle")]
-    report = analysis.build(document(cases, records))
+    report = analysis.build(typed(document(cases, records)))
     (doc,) = report.documented
     assert (doc.framework, doc.case_id, doc.measured, doc.outcome) == (
         "paddle", case.id, [("y.t", False)], "pass")
@@ -426,10 +429,10 @@ def test_documentation_disagreements_are_listed_with_what_was_measured() -> None
             "<https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/reshape_en.html> |") in md
     assert "<h2 id='documentation'>Documentation disagrees (1)</h2>" in report_html.render(report)
     failing = [record(case.id, "paddle", "fail", pairs={("y", "t"): "view"}, reason="shares_memory")]
-    (doc,) = analysis.build(document(cases, failing)).documented
+    (doc,) = analysis.build(typed(document(cases, failing))).documented
     assert doc.outcome == "fail"
-    assert "(FAIL: not confirmed)" in report_md.render(analysis.build(document(cases, failing)))
-    assert "No case records" in report_md.render(analysis.build(sample()))
+    assert "(FAIL: not confirmed)" in report_md.render(analysis.build(typed(document(cases, failing))))
+    assert "No case records" in report_md.render(analysis.build(typed(sample())))
 
 
 def test_a_documented_refusal_that_does_not_happen_shows_the_steps_error_or_none() -> None:
@@ -438,25 +441,26 @@ def test_a_documented_refusal_that_does_not_happen_shows_the_steps_error_or_none
     from conformance import registry
     from conformance.load.reader import load_text
     from conformance.report.results import case_info
+    from conformance.resultsmodel import to_json
 
     text = DOCUMENTED.replace("contradicts: shares_memory", "contradicts: error")
     (case,) = load_text(text, "cases/c.yaml", registry.vocabulary()).cases
-    cases = {case.id: case_info(case)}
+    cases = {case.id: to_json(case_info(case))}
     quiet = record(case.id, "paddle", pairs={("y", "t"): "copy"})
-    (doc,) = analysis.build(document(cases, [quiet])).documented
+    (doc,) = analysis.build(typed(document(cases, [quiet]))).documented
     assert doc.measured == [("", "no error")]
     raised = record(case.id, "paddle", error=(2, "type_error", "builtins.TypeError"))
-    (doc,) = analysis.build(document(cases, [raised])).documented
+    (doc,) = analysis.build(typed(document(cases, [raised]))).documented
     assert doc.measured == [("", "raises TypeError (type_error) at step 2")]
     assert "| `error` raises TypeError (type_error) at step 2 |" in report_md.render(
-        analysis.build(document(cases, [raised])))
+        analysis.build(typed(document(cases, [raised]))))
 
 
 def test_cases_that_conformance_discover_found_have_a_section_of_their_own() -> None:
     doc = sample()
-    assert "No case comes from `conformance discover`" in report_md.render(analysis.build(doc))
+    assert "No case comes from `conformance discover`" in report_md.render(analysis.build(typed(doc)))
     doc["cases"]["views.expand.paddle_copies"]["tags"].append("discovered")
-    report = analysis.build(doc)
+    report = analysis.build(typed(doc))
     assert [r.case_id for r in report.findings] == ["views.expand.paddle_copies"]
     text = report_md.render(report)
     section = text[text.index("## Findings of conformance discover"):text.index("## Compiled mode differs")]
@@ -470,10 +474,10 @@ def test_cases_that_conformance_discover_found_have_a_section_of_their_own() -> 
 def test_a_compiled_difference_about_an_intermediate_says_it_was_observed_apart() -> None:
     # the compiled function returns what the program leaves; w (an intermediate) came from
     # the second compile that returns it as well (conformance/run/compiled.py)
-    behaviour = {"error": None, "pairs": [], "productions": [], "warnings": []}
-    eager = {"outcome": "pass", "behaviour": behaviour,
-             "observed": {"same_object.w.v": True, "values.y": [1.0], "values.x": [1.0]}}
-    compiled = {"outcome": "known_divergence", "behaviour": behaviour, "observed_apart": ["w"],
-                "observed": {"same_object.w.v": False, "values.y": [2.0], "values.x": [1.0]}}
-    assert analysis.compiled_differences(eager, compiled) == [
+    eager = {"observed": {"same_object.w.v": True, "values.y": [1.0], "values.x": [1.0]}}
+    compiled = {"observed_apart": ["w"], "observed": {"same_object.w.v": False, "values.y": [2.0], "values.x": [1.0]}}
+    eager_record = record("c.d", "torch", observed=eager["observed"])
+    compiled_record = record("c.d", "torch_compile", "known_divergence", observed=compiled["observed"])
+    compiled_record["observed_apart"] = compiled["observed_apart"]
+    assert analysis.compiled_differences(record_from_json(eager_record), record_from_json(compiled_record)) == [
         "same_object.w.v: True → False (observed apart)", "values.y: [1.0] → [2.0]"]

@@ -14,6 +14,7 @@ import pytest
 
 from conformance.plugin.coverage import run_date, suite_commit
 from conformance.report import results
+from conformance.resultsmodel import to_json
 
 
 def test_an_interrupted_write_leaves_the_previous_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -65,9 +66,9 @@ def test_a_case_records_its_shared_expectation_as_plain_data() -> None:
     assert loaded.errors == []
     case = loaded.cases[0]
     info = results.case_info(case)
-    assert info["expect"] == {"error": {"at": 2, "details": {}, "kind": "other"},
+    assert info.expect == {"error": {"at": 2, "details": {}, "kind": "other"},
                               "shares_memory.y.x": True, "values.x": [1.0, 2.0]}
-    json.dumps(info)  # plain data
+    json.dumps(to_json(info))  # plain data
 
 
 def test_the_suite_commit_is_the_checkouts_head_and_says_when_case_files_differ(tmp_path: Path) -> None:

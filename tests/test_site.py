@@ -5,6 +5,7 @@ message of every input it refuses. The pages in a real browser: test_site_browse
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import re
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from results_factory import document, record, sample
+from results_factory import document, record, sample, typed
 from site_links import check_links
 
 from conformance.site import urls
@@ -204,11 +205,11 @@ def test_the_same_results_give_the_same_bytes() -> None:
     for r in other["results"]:
         r["duration_s"] = 42.0  # timings are not shown
     other["results"].reverse()  # nor does the order of the records matter
-    assert render_site(doc) == render_site(other)
+    assert render_site(typed(doc)) == render_site(typed(other))
 
 
 def test_results_written_before_dates_commits_and_expectations_were_recorded() -> None:
-    files = render_site(sample())  # no run.date, run.commit, cases.expect
+    files = render_site(typed(sample()))  # no run.date, run.commit, cases.expect
     home, case = files["index.html"], files["cases/views.reshape.agree.html"]
     assert "results date not recorded · suite commit not recorded · corpus revision not recorded" in home
     assert "Not in these results (written before results files recorded expectations)" in case
@@ -218,7 +219,8 @@ def test_results_written_before_dates_commits_and_expectations_were_recorded() -
 def test_a_source_address_that_needs_a_commit_is_left_out_without_one() -> None:
     from conformance.site.pages import source_link
 
-    info = {"file": "cases/views/c.yaml", "line": 7}
+    info = typed(sample()).cases["views.reshape.agree"]
+    info = dataclasses.replace(info, file="cases/views/c.yaml", line=7)
     assert source_link("https://x.org/{commit}/{path}#L{line}", info, None) is None
     assert source_link("https://x.org/main/{path}#L{line}", info, None) == "https://x.org/main/cases/views/c.yaml#L7"
 
@@ -228,7 +230,7 @@ def test_case_text_is_shown_as_text() -> None:
     doc["cases"]["views.reshape.agree"]["title"] = "<script>alert(1)</script> <img src=x> __iadd__"
     doc["claims"]["S3-03"] = "<b>bold</b> `<i>` claim"
     doc["claims"]["S3-07"] = "an `unpaired backtick <b>"
-    files = render_site(doc)
+    files = render_site(typed(doc))
     for name, text in files.items():
         if name.endswith(".html"):
             assert "<script>alert" not in text and "<img" not in text and "<b>bold" not in text, name
@@ -248,7 +250,7 @@ def test_several_results_files_are_merged(tmp_path: Path) -> None:
     (tmp_path / "a.json").write_text(json.dumps(a))
     (tmp_path / "b.json").write_text(json.dumps(b))
     assert main(["site", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--out", str(tmp_path / "s")]) == 0
-    assert render_site(doc)["cases/views.reshape.agree.html"] == \
+    assert render_site(typed(doc))["cases/views.reshape.agree.html"] == \
         (tmp_path / "s/cases/views.reshape.agree.html").read_text()
 
 
@@ -348,8 +350,8 @@ def test_the_site_of_the_real_corpus_is_the_same_twice_and_has_no_broken_link(tm
     from conformance.site.output import write_site
 
     document, _ = load_inputs([results], [], allow_partial=True)
-    files = render_site(document)
-    assert render_site(document) == files  # byte-identical
+    files = render_site(typed(document))
+    assert render_site(typed(document)) == files  # byte-identical
     write_site(files, tmp_path / "site")
     broken, _ = check_links(tmp_path / "site")
     assert broken == []

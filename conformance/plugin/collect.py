@@ -14,6 +14,7 @@ Each entry a case folder may not hold (:mod:`conformance.load.folders`) becomes 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,8 @@ from conformance.plugin.roots import (
 )
 from conformance.plugin.selection import Markers
 from conformance.report.failure import render_failure
-from conformance.report.results import SKIPPED, case_info, outcome_record, unrun_record
+from conformance.report.results import SKIPPED, ItemReport, case_info, installation, outcome_record, unrun_record
+from conformance.resultsmodel import Crash, Installation
 from conformance.run.engine import not_applicable, run
 from conformance.run.sandbox import CrashNote, FrameworkUnavailable, Sandbox, SandboxError, child_python
 from conformance.run.store import OutcomeStore
@@ -284,39 +286,36 @@ class CaseItem(pytest.Item):
         # nothing (cases/x.yaml::views::view::contiguous[numpy]).
         return self.path, self.case.location.line - 1, f"case {self.case.id}[{self.framework}]"
 
-    def record(self, report: pytest.TestReport | None) -> dict[str, Any]:
+    def record(self, report: pytest.TestReport | None) -> ItemReport:
         """This item's results record, for the report that decides it (None: decided before
         the run, :meth:`decide`)."""
         outcome = self.stash.get(outcome_key, None)
         lost = self.stash.get(lost_key, None)
         if outcome is not None:
-            data = outcome_record(self.case, outcome)
+            record = outcome_record(self.case, outcome, self.nodeid)
         elif lost is not None:  # the framework process crashed or hung, or the adapter raised
-            data = unrun_record(self.case.id, self.framework, ERROR, lost.reason)
+            record = unrun_record(self.case.id, self.framework, ERROR, lost.reason, self.nodeid)
         else:  # skipped before the engine ran (framework missing), or the adapter raised
             assert report is not None, "an item decided before the run has its outcome"
-            data = unrun_record(self.case.id, self.framework, SKIPPED if report.skipped else ERROR,
-                                report_reason(report))
+            record = unrun_record(self.case.id, self.framework, SKIPPED if report.skipped else ERROR,
+                                  report_reason(report), self.nodeid)
         crash = self.stash.get(crash_key, None)
-        if crash is not None:
-            data["crash"] = crash_record(crash)
-        if reused_key in self.stash:
-            data["reused"] = True
-        data["case_info"] = case_info(self.case)
-        data["framework_env"] = self._framework_env()
-        return data
+        record = dataclasses.replace(record, crash=None if crash is None else crash_record(crash),
+                                     reused=True if reused_key in self.stash else None)
+        return ItemReport(record, case_info(self.case), self._framework_env())
 
-    def _framework_env(self) -> dict[str, Any]:
+    def _framework_env(self) -> Installation:
         adapter = registry.get_adapter(self.framework)
         sandbox = self.config.stash[sandbox_key]
         if sandbox is not None and self.framework in sandbox.environments:
-            return dict(sandbox.environments[self.framework])
+            return installation(sandbox.environments[self.framework])
         stored = self.stash.get(reused_key, None)
         if stored:  # as the earlier run's process found it
-            return {**stored}
+            return installation(stored)
         if sandbox is not None and child_python() is not None:
-            return {"version": None, "devices": None}  # only the child (which did not start) knows
-        return {"version": adapter.version(), "devices": adapter.devices() if adapter.loaded else None}
+            return Installation(version=None, devices=None)  # only the child (which did not start) knows
+        return Installation(version=adapter.version(),
+                            devices=tuple(adapter.devices()) if adapter.loaded else None)
 
 
 class CaseErrorItem(pytest.Item):
@@ -345,16 +344,16 @@ class CaseErrorItem(pytest.Item):
         return self.path, self.error.location.line - 1, f"invalid case: {self.error.message}" + (
             f" (and {more} more error{'s' if more > 1 else ''})" if more else "")
 
-    def record(self, report: pytest.TestReport) -> dict[str, Any]:
-        data = unrun_record(self.name.rsplit("[", 1)[0], None, ERROR, self.error.render())
-        data["file"], data["line"] = str(self.error.location.file), self.error.location.line
-        return data
+    def record(self, report: pytest.TestReport) -> ItemReport:
+        record = unrun_record(self.name.rsplit("[", 1)[0], None, ERROR, self.error.render(), self.nodeid)
+        return ItemReport(dataclasses.replace(record, file=str(self.error.location.file),
+                                              line=self.error.location.line))
 
 
-def crash_record(note: CrashNote) -> dict[str, Any]:
+def crash_record(note: CrashNote) -> Crash:
     """The ``crash`` entry of the record of an item whose crash came from an earlier item."""
-    return {"reason": note.reason, "culprit": None if note.culprit is None else list(note.culprit),
-            "tried": [list(item) for item in note.tried], "text": note.text()}
+    return Crash(reason=note.reason, culprit=None if note.culprit is None else tuple(note.culprit),
+                 tried=tuple(tuple(item) for item in note.tried), text=note.text())
 
 
 def report_reason(report: pytest.TestReport) -> str:

@@ -33,12 +33,14 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from conformance import registry
 from conformance.plugin.collect import CaseItem, sandbox_key
+from conformance.report.results import ItemReport
+from conformance.resultsmodel import from_json, to_json
 from conformance.run.sandbox import child_python
 
 WORKEROUTPUT_KEY = "conformance_decided"
@@ -49,7 +51,7 @@ CLOCK_MARGIN_S = 0.05
 
 
 # the records of this process's items decided at collection, by node id
-decided_key = pytest.StashKey[dict[str, dict[str, Any]]]()
+decided_key = pytest.StashKey[dict[str, ItemReport]]()
 read_before_key = pytest.StashKey[float]()
 
 
@@ -94,21 +96,23 @@ def decide(config: pytest.Config, items: list[pytest.Item]) -> None:
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
         # as JSON text: execnet carries no int beyond 32 bits, and a record can hold one
-        workeroutput[WORKEROUTPUT_KEY] = json.dumps(decided)
+        workeroutput[WORKEROUTPUT_KEY] = json.dumps({nodeid: to_json(item) for nodeid, item in decided.items()})
 
 
-def from_worker(node: Any) -> dict[str, dict[str, Any]] | None:
+def from_worker(node: Any) -> dict[str, ItemReport] | None:
     """The records an xdist worker decided at collection (None: it said nothing)."""
     text = (getattr(node, "workeroutput", None) or {}).get(WORKEROUTPUT_KEY)
-    return json.loads(text) if isinstance(text, str) else None
+    if not isinstance(text, str):
+        return None
+    return {nodeid: cast(ItemReport, from_json(ItemReport, item)) for nodeid, item in json.loads(text).items()}
 
 
-def summary_line(records: dict[str, dict[str, Any]]) -> str | None:
+def summary_line(records: dict[str, ItemReport]) -> str | None:
     """What the terminal says of the decided items (None: there were none)."""
     values = list(records.values())
     if not values:
         return None
-    reused = sum(1 for record in values if record.get("reused"))
+    reused = sum(1 for item in values if item.record.reused)
     parts = [f"{len(values) - reused} not applicable"]
     if reused:
         parts.append(f"{reused} as an earlier run with the same inputs stored them")

@@ -112,11 +112,10 @@ class ProgressDisplay:
             return
         self.seen.add(report.nodeid)
         self.done += 1
-        record = record_of(report) or {}
-        outcome = record.get("outcome", report.outcome)
-        self.outcomes[outcome] += 1
+        sent = record_of(report)
+        self.outcomes[report.outcome if sent is None else sent.record.outcome] += 1
         if report.failed:
-            reason = record.get("reason", "")
+            reason = "" if sent is None else sent.record.reason
             self.problems.append((report.nodeid, reason or report.longreprtext))
         self.draw(report.nodeid.rsplit("::", 1)[-1], force=self.done == self.total)
 

@@ -5,6 +5,7 @@ and written as the results file at the end of a run, or the partial results of a
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import sys
 import threading
@@ -32,7 +33,16 @@ from conformance.plugin.decided import from_worker as decided_by_worker
 from conformance.report.journal import Journal, journal_path
 from conformance.report.outputs import OutputError, Staged, acquire, check_file, error_text, lock_path, release
 from conformance.report.outputs import commit as commit_outputs
-from conformance.report.results import ERROR, record_of, results_document, results_text, stage_texts, unrun_record
+from conformance.report.results import (
+    ERROR,
+    ItemReport,
+    record_of,
+    results_document,
+    results_text,
+    stage_texts,
+    unrun_record,
+)
+from conformance.resultsmodel import CaseInfo, Commit, Installation, Record, Run
 from conformance.run.sandbox import child_python
 
 results_key = pytest.StashKey["ResultsRecorder"]()
@@ -47,9 +57,9 @@ class ResultsRecorder:
         # the frameworks of the run (ini conformance_frameworks), each in the results' environment
         self.frameworks = frameworks if frameworks is not None else registry.framework_names()
         self.partial_path = partial_path if partial_path is not None and partial_path != path else None
-        self.records: dict[str, dict[str, Any]] = {}
-        self.cases: dict[str, dict[str, Any]] = {}
-        self.framework_env: dict[str, dict[str, Any]] = {}
+        self.records: dict[str, Record] = {}
+        self.cases: dict[str, CaseInfo] = {}
+        self.framework_env: dict[str, Installation] = {}  # what each framework's processes said
         self.coverage: dict[str, Any] | None = None  # an xdist worker's plugin.coverage summary
         self.partial: list[str] = []  # why the run is not a full run of the corpus (plugin.coverage)
         self.target = path  # the file this run writes, once it knows whether it is partial
@@ -112,17 +122,19 @@ class ResultsRecorder:
             signal.signal(signal.SIGTERM, self._sigterm)
             self._sigterm = None
 
-    def _take(self, nodeid: str, sent: dict[str, Any]) -> None:
-        record = dict(sent, nodeid=nodeid)
-        info, env = record.pop("case_info", None), record.pop("framework_env", None)
-        if info is not None:
-            self.cases.setdefault(record["case"], info)
-        if env is not None:
-            known = self.framework_env.setdefault(record["framework"], {})
-            known.update({k: v for k, v in env.items() if v is not None})
+    def _take(self, nodeid: str, sent: ItemReport) -> None:
+        record = dataclasses.replace(sent.record, nodeid=nodeid)
+        if sent.case_info is not None and record.case is not None:
+            self.cases.setdefault(record.case, sent.case_info)
+        env = sent.framework_env
+        if env is not None and record.framework is not None:
+            known = self.framework_env.get(record.framework, Installation(version=None, devices=None))
+            self.framework_env[record.framework] = Installation(
+                version=known.version if env.version is None else env.version,
+                devices=known.devices if env.devices is None else env.devices)
         self.records[nodeid] = record
 
-    def take_decided(self, records: dict[str, dict[str, Any]]) -> None:
+    def take_decided(self, records: dict[str, ItemReport]) -> None:
         """The records of the items decided before the run (plugin.decided), once."""
         if self.decided is not None:
             return
@@ -139,13 +151,14 @@ class ResultsRecorder:
         if sent is not None and report.nodeid not in self.records:
             self._take(report.nodeid, sent)
         if report.when == "call" and report.nodeid in self.records:
-            self.records[report.nodeid]["duration_s"] = round(report.duration, 6)
+            self.records[report.nodeid] = dataclasses.replace(self.records[report.nodeid],
+                                                              duration_s=round(report.duration, 6))
         if report.nodeid not in self.records and report.failed and is_case_nodeid(report.nodeid):
             # a case item that produced no record: its worker crashed (pytest-xdist reports
             # the crash as a failure of the item that was running)
             case_id, framework = split_case_nodeid(report.nodeid)
-            record = unrun_record(case_id, framework, ERROR, report_reason(report))
-            self.records[report.nodeid] = dict(record, nodeid=report.nodeid)
+            self.records[report.nodeid] = unrun_record(case_id, framework, ERROR, report_reason(report),
+                                                       report.nodeid)
         if self.journal is not None and report.nodeid in self.records:  # written again only when it changed
             self.journal.add(report.nodeid, self.records[report.nodeid], self.cases, self.framework_env)
 
@@ -193,23 +206,20 @@ class ResultsRecorder:
         for name in self.frameworks:
             adapter = registry.get_adapter(name)
             # in another environment's child, only what the child said (plugin.collect)
+            said = self.framework_env.get(name, Installation(version=None, devices=None))
             here = adapter.version() if child_python() is None else None
-            frameworks[name] = {"version": here, "devices": None, **self.framework_env.get(name, {})}
-        blame_crashes(self.records.values())
+            frameworks[name] = Installation(version=said.version if said.version is not None else here,
+                                            devices=said.devices)
+        self.records = blame_crashes(self.records)
         status = int(exitstatus)
-        if status == pytest.ExitCode.OK and any("crash" in r for r in self.records.values()):
+        if status == pytest.ExitCode.OK and any(r.crash is not None for r in self.records.values()):
             status = int(pytest.ExitCode.TESTS_FAILED)  # as CrashLedger makes the session's
-        run: dict[str, Any] = {"items": len(self.records), "exit_status": status}
-        reused = sum(1 for r in self.records.values() if r.get("reused"))
-        if reused:
-            run["reused"] = reused
-        if self.partial:
-            run["partial"] = list(self.partial)
-        run.update(corpus_fields(self.coverage_summary(session)))
-        run["date"] = run_date()
+        reused = sum(1 for r in self.records.values() if r.reused)
         revision = suite_commit(corpus_roots(session.config))
-        if revision is not None:
-            run["commit"] = revision
+        run = Run(items=len(self.records), exit_status=status, reused=reused or None,
+                  partial=tuple(self.partial) or None, date=run_date(),
+                  commit=None if revision is None else Commit(**revision),
+                  **corpus_fields(self.coverage_summary(session)))
         claimed = claims()
         try:
             if self.journal is not None:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from conformance import kinds, registry
 from conformance.kinds.relations import CLASS_WORDS, COPY, DISJOINT_VIEW, DISTINCT_OBJECT, SAME_OBJECT, VIEW
 from conformance.outcomes import ERROR, FAIL, KNOWN_DIVERGENCE, NOT_APPLICABLE, OUTCOMES, PASS, REFUSED, SKIPPED
+from conformance.resultsmodel import Behaviour, CaseInfo, Environment, ErrorSeen, Production, Record, ResultsDocument
 
 # outcomes with an observed behaviour (a refusal is one: the mutation raised, at its step)
 RAN = (PASS, KNOWN_DIVERGENCE, REFUSED, FAIL)
@@ -38,20 +39,20 @@ class Cell:
     reason: str
     kind: str  # colour class: a CLASS_WORDS key, "error", "none", or the outcome for unrun items
     words: str  # the observed behaviour in words
-    record: dict[str, Any]
+    record: Record
 
 
 @dataclass
 class Row:
     case_id: str
-    info: dict[str, Any]
+    info: CaseInfo
     cells: dict[str, Cell]
     agrees: bool | None  # None: fewer than two frameworks ran it
     why: dict[str, str] = field(default_factory=dict)  # framework -> why it differs
 
     @property
     def family(self) -> str:
-        return str(self.info.get("family", self.case_id.split(".", 1)[0]))
+        return self.info.family
 
     @property
     def failing(self) -> bool:
@@ -117,7 +118,7 @@ class CompiledRow:
     mode: str
     framework: str  # the eager framework the mode compiles
     case_id: str
-    info: dict[str, Any]
+    info: CaseInfo
     differences: list[str]
     outcome: str  # the mode's outcome
     why: str
@@ -125,10 +126,10 @@ class CompiledRow:
 
 @dataclass
 class Report:
-    environment: dict[str, Any]
+    environment: Environment
     frameworks: list[str]
     rows: list[Row]
-    invalid: list[dict[str, Any]]  # records of case files / cases that could not be loaded
+    invalid: list[Record]  # records of case files / cases that could not be loaded
     families: dict[str, Score]
     overall: Score
     operations: list[OperationRow]
@@ -153,25 +154,25 @@ class Report:
     @property
     def findings(self) -> list[Row]:
         """The cases conformance discover found (tagged ``discovered``; docs/discover.md)."""
-        return [r for r in self.rows if "discovered" in (r.info.get("tags") or [])]
+        return [r for r in self.rows if "discovered" in r.info.tags]
 
 
-def build(results: dict[str, Any]) -> Report:
-    cases: dict[str, dict[str, Any]] = results.get("cases", {})
-    everything = registry.report_order(results["environment"]["frameworks"])
+def build(results: ResultsDocument) -> Report:
+    cases = results.cases
+    everything = registry.report_order(list(results.environment.frameworks))
     parents = {fw: parent for fw in everything for parent in [registry.compiles(fw)] if parent}
     frameworks = [fw for fw in everything if fw not in parents]
-    by_case: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
-    compiled_by_case: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    by_case: dict[str, dict[str, Record]] = defaultdict(dict)
+    compiled_by_case: dict[str, dict[str, Record]] = defaultdict(dict)
     invalid = []
     counts: dict[str, Counter] = {fw: Counter() for fw in everything}
-    for record in results["results"]:
-        fw = record.get("framework")
-        if fw is None or record.get("case") not in cases:
+    for record in results.results:
+        fw = record.framework
+        if fw is None or record.case is None or record.case not in cases:
             invalid.append(record)
             continue
-        (compiled_by_case if fw in parents else by_case)[record["case"]][fw] = record
-        counts.setdefault(fw, Counter())[record["outcome"]] += 1
+        (compiled_by_case if fw in parents else by_case)[record.case][fw] = record
+        counts.setdefault(fw, Counter())[record.outcome] += 1
     rows = []
     pairs = {(a, b): Score() for i, a in enumerate(frameworks) for b in frameworks[i + 1:]}
     for case_id, records in by_case.items():
@@ -184,7 +185,7 @@ def build(results: dict[str, Any]) -> Report:
         info = cases[case_id]
         cells = {fw: _cell(fw, rec) for fw, rec in records.items()}
         rows.append(Row(case_id, info, cells, _agrees(records), _why(info, cells)))
-    rows.sort(key=lambda r: (r.family, str(r.info.get("file")), int(r.info.get("line", 0)), r.case_id))
+    rows.sort(key=lambda r: (r.family, r.info.file, r.info.line, r.case_id))
     families: dict[str, Score] = {}
     overall = Score()
     for row in rows:
@@ -195,17 +196,17 @@ def build(results: dict[str, Any]) -> Report:
                 s.comparable += 1
                 s.agreeing += row.agrees
     return Report(
-        environment=results["environment"], frameworks=frameworks, rows=rows, invalid=invalid,
+        environment=results.environment, frameworks=frameworks, rows=rows, invalid=invalid,
         families=dict(sorted(families.items())), overall=overall,
-        operations=_operations(rows, frameworks), claims=_claims(results.get("claims", {}), rows, frameworks),
-        counts=counts, total_results=len(results["results"]), pairs=pairs,
+        operations=_operations(rows, frameworks), claims=_claims(results.claims, rows, frameworks),
+        counts=counts, total_results=len(results.results), pairs=pairs,
         documented=_documented(rows, frameworks),
         modes=list(parents), compiles=parents, **_compiled(parents, by_case, compiled_by_case, cases),
     )
 
 
-def _compiled(parents: dict[str, str], eager: dict[str, dict[str, dict[str, Any]]],
-              compiled: dict[str, dict[str, dict[str, Any]]], cases: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _compiled(parents: dict[str, str], eager: dict[str, dict[str, Record]],
+              compiled: dict[str, dict[str, Record]], cases: Mapping[str, CaseInfo]) -> dict[str, Any]:
     """Each compiled mode against the framework it compiles: the cases where they differ."""
     rows, scores = [], {mode: Score() for mode in parents}
     for case_id in sorted(compiled):
@@ -214,42 +215,41 @@ def _compiled(parents: dict[str, str], eager: dict[str, dict[str, dict[str, Any]
             if base is None:
                 continue
             differences = compiled_differences(base, record)
-            if base["outcome"] in RAN and record["outcome"] in RAN:
+            if base.outcome in RAN and record.outcome in RAN:
                 scores[mode].cases += 1
                 scores[mode].comparable += 1
                 scores[mode].agreeing += not differences
             if differences:
-                why = cases[case_id].get("overrides", {}).get(mode, {}).get("reason") or record.get("reason", "")
-                rows.append(CompiledRow(mode, parents[mode], case_id, cases[case_id], differences, record["outcome"],
+                override = cases[case_id].overrides.get(mode)
+                why = (override.reason if override is not None else "") or record.reason
+                rows.append(CompiledRow(mode, parents[mode], case_id, cases[case_id], differences, record.outcome,
                                         why))
     rows.sort(key=lambda r: (registry.report_order(list(parents)).index(r.mode), r.case_id))
     return {"compiled": rows, "mode_scores": scores}
 
 
-def compiled_differences(eager: dict[str, Any], compiled: dict[str, Any]) -> list[str]:
+def compiled_differences(eager: Record, compiled: Record) -> list[str]:
     """What a compiled run shows that the eager run does not, each as 'what: eager → compiled':
     whether it ran, the error, each pair's aliasing class, the values the two observed alike
     (a version counter as changed or not: a compiled function applies an input's mutations as
     its own copies) and the warnings."""
-    ran = eager["outcome"] in RAN, compiled["outcome"] in RAN
+    ran = eager.outcome in RAN, compiled.outcome in RAN
     if not all(ran):
-        if ran[0] and compiled["outcome"] in (NOT_APPLICABLE, SKIPPED, ERROR):
-            return [f"compiled: {OUTCOME_WORDS.get(compiled['outcome'], compiled['outcome'])}: "
-                    f"{compiled.get('reason', '')}"]
+        if ran[0] and compiled.outcome in (NOT_APPLICABLE, SKIPPED, ERROR):
+            return [f"compiled: {OUTCOME_WORDS.get(compiled.outcome, compiled.outcome)}: {compiled.reason}"]
         return []
     out = []
-    before, after = eager["behaviour"], compiled["behaviour"]
-    errors = [error_words(b["error"]) if b.get("error") else "no error" for b in (before, after)]
-    if (before.get("error") or {}).get("at") != (after.get("error") or {}).get("at") or \
-            (before.get("error") or {}).get("kind") != (after.get("error") or {}).get("kind"):
+    before, after = eager.behaviour, compiled.behaviour
+    errors = [error_words(b.error) if b.error else "no error" for b in (before, after)]
+    if _where(before.error) != _where(after.error):
         out.append(f"error: {errors[0]} → {errors[1]}")
-    classes = [{(p["a"], p["b"]): p["class"] for p in b.get("pairs", [])} for b in (before, after)]
+    classes = [{(p.a, p.b): p.class_ for p in b.pairs} for b in (before, after)]
     for pair in sorted(set(classes[0]) & set(classes[1])):
         if classes[0][pair] != classes[1][pair]:
             out.append(f"{pair[0]}↔{pair[1]}: {CLASS_WORDS.get(classes[0][pair], classes[0][pair])} → "
                        f"{CLASS_WORDS.get(classes[1][pair], classes[1][pair])}")
-    observed = [r.get("observed", {}) for r in (eager, compiled)]
-    apart = set(compiled.get("observed_apart", ()))
+    observed = [r.observed for r in (eager, compiled)]
+    apart = set(compiled.observed_apart or ())
     for key in sorted(set(observed[0]) & set(observed[1])):
         a, b = observed[0][key], observed[1][key]
         if key.startswith("version_change."):
@@ -261,10 +261,15 @@ def compiled_differences(eager: dict[str, Any], compiled: dict[str, Any]) -> lis
             # returns it as well (conformance/run/compiled.py): said, so it is read apart
             where = " (observed apart)" if apart & set(key.split(".")[1:]) else ""
             out.append(f"{key}: {_short(a)} → {_short(b)}{where}")
-    warned = [bool(b.get("warnings")) for b in (before, after)]
+    warned = [bool(b.warnings) for b in (before, after)]
     if warned[0] != warned[1]:
         out.append("warning: " + ("warns → no warning" if warned[0] else "no warning → warns"))
     return out
+
+
+def _where(error: ErrorSeen | None) -> tuple[int, str] | None:
+    """Where an error was raised and its kind: what tells two runs' errors apart."""
+    return None if error is None else (error.at, error.kind)
 
 
 def _short(value: Any) -> str:
@@ -278,69 +283,69 @@ def pair_score(report: Report, a: str, b: str) -> Score:
 
 
 def framework_title(report: Report, fw: str) -> str:
-    version = report.environment["frameworks"].get(fw, {}).get("version")
+    installed = report.environment.frameworks.get(fw)
+    version = None if installed is None else installed.version
     return f"{fw} {version}" if version else f"{fw} (not installed)"
 
 
-def python_version(environment: dict[str, Any]) -> str:
+def python_version(environment: Environment) -> str:
     """major.minor only: the patch release does not change framework behaviour, and the
     committed report must not go stale because CI's patch release differs."""
-    return ".".join(str(environment.get("python", "?")).split(".")[:2])
+    return ".".join(environment.python.split(".")[:2])
 
 
 # ---- cells
 
 
-def _cell(framework: str, record: dict[str, Any]) -> Cell:
-    outcome = record["outcome"]
+def _cell(framework: str, record: Record) -> Cell:
+    outcome = record.outcome
     if outcome not in RAN:
-        return Cell(framework, outcome, record.get("reason", ""), outcome, OUTCOME_WORDS.get(outcome, outcome), record)
-    kind, words = describe(record["behaviour"])
-    return Cell(framework, outcome, record.get("reason", ""), kind, words, record)
+        return Cell(framework, outcome, record.reason, outcome, OUTCOME_WORDS.get(outcome, outcome), record)
+    kind, words = describe(record.behaviour)
+    return Cell(framework, outcome, record.reason, kind, words, record)
 
 
-def error_words(error: dict[str, Any]) -> str:
+def error_words(error: ErrorSeen) -> str:
     """A step's error in words: ``raises TypeError (type_error) at step 2``."""
-    return f"raises {error['type'].rsplit('.', 1)[-1]} ({error['kind']}) at step {error['at']}"
+    return f"raises {error.type.rsplit('.', 1)[-1]} ({error.kind}) at step {error.at}"
 
 
-def describe(behaviour: dict[str, Any]) -> tuple[str, str]:
+def describe(behaviour: Behaviour) -> tuple[str, str]:
     """(colour class, words) for an observed behaviour."""
-    parts = [f"{p['a']}↔{p['b']}: {CLASS_WORDS.get(p['class'], p['class'])}" for p in behaviour.get("pairs", [])]
-    kind = behaviour["pairs"][0]["class"] if behaviour.get("pairs") else "none"
-    error = behaviour.get("error")
+    parts = [f"{p.a}↔{p.b}: {CLASS_WORDS.get(p.class_, p.class_)}" for p in behaviour.pairs]
+    kind = behaviour.pairs[0].class_ if behaviour.pairs else "none"
+    error = behaviour.error
     if error:
         parts.append(error_words(error))
         kind = "error"
-    if behaviour.get("warnings"):
-        parts.append(f"warns at step {behaviour['warnings'][0]['at']}")
+    if behaviour.warnings:
+        parts.append(f"warns at step {behaviour.warnings[0].at}")
     return kind, "; ".join(parts) if parts else "completes (no aliasing checked)"
 
 
 # ---- agreement
 
 
-def signature(record: dict[str, Any], keys: set[str]) -> tuple:
+def signature(record: Record, keys: set[str]) -> tuple:
     """What a framework did, reduced to what can be compared across frameworks: aliasing
     classes, the error kind and step, and the observed values on the given keys."""
-    b = record["behaviour"]
-    pairs = tuple((p["a"], p["b"], p["class"]) for p in b.get("pairs", []))
-    error = (b["error"]["at"], b["error"]["kind"]) if b.get("error") else None
-    observed = record.get("observed", {})
+    pairs = tuple((p.a, p.b, p.class_) for p in record.behaviour.pairs)
+    error = _where(record.behaviour.error)
+    observed = record.observed
     values = tuple((k, normalised(observed[k])) for k in sorted(keys) if k in observed)
     return pairs, error, values
 
 
-def _agrees(records: dict[str, dict[str, Any]]) -> bool | None:
-    ran = [r for r in records.values() if r["outcome"] in RAN]
+def _agrees(records: dict[str, Record]) -> bool | None:
+    ran = [r for r in records.values() if r.outcome in RAN]
     if len(ran) < 2:
         return None
     common = _common_keys(ran)
     return len({signature(r, common) for r in ran}) == 1
 
 
-def _common_keys(ran: list[dict[str, Any]]) -> set[str]:
-    return {key for key in set.intersection(*(set(r.get("observed", {})) for r in ran)) if kinds.compared(key)}
+def _common_keys(ran: list[Record]) -> set[str]:
+    return {key for key in set.intersection(*(set(r.observed) for r in ran)) if kinds.compared(key)}
 
 
 def behaviour_groups(row: Row, frameworks: list[str]) -> list[list[str]]:
@@ -370,11 +375,12 @@ def normalised(value: Any) -> Any:
     return value
 
 
-def _why(info: dict[str, Any], cells: dict[str, Cell]) -> dict[str, str]:
+def _why(info: CaseInfo, cells: dict[str, Cell]) -> dict[str, str]:
     why = {}
     for fw, cell in cells.items():
         if cell.outcome == KNOWN_DIVERGENCE:
-            why[fw] = info.get("overrides", {}).get(fw, {}).get("reason", cell.reason)
+            override = info.overrides.get(fw)
+            why[fw] = cell.reason if override is None else override.reason
         elif cell.outcome in (FAIL, ERROR) and cell.reason:
             why[fw] = cell.reason
     return why
@@ -383,19 +389,19 @@ def _why(info: dict[str, Any], cells: dict[str, Cell]) -> dict[str, str]:
 def _documented(rows: list[Row], frameworks: list[str]) -> list[DocumentedRow]:
     out = []
     for row in rows:
-        for fw, doc in row.info.get("documentation", {}).items():
+        for fw, doc in (row.info.documentation or {}).items():
             cell = row.cells.get(fw)
             if cell is None:
                 continue
-            observed = cell.record.get("observed", {})
-            prefix = doc["contradicts"] + "."
-            if doc["contradicts"] == "error":  # whether a step raised: the behaviour says, expected or not
-                error = cell.record.get("behaviour", {}).get("error")
+            observed = cell.record.observed
+            prefix = doc.contradicts + "."
+            if doc.contradicts == "error":  # whether a step raised: the behaviour says, expected or not
+                error = cell.record.behaviour.error
                 measured: list[tuple[str, Any]] = [("", "no error" if error is None else error_words(error))]
             else:
                 measured = [(key.removeprefix(prefix), value) for key, value in sorted(observed.items())
-                            if key == doc["contradicts"] or key.startswith(prefix)]
-            out.append(DocumentedRow(fw, row.case_id, doc["says"], doc["source"], doc["contradicts"], measured,
+                            if key == doc.contradicts or key.startswith(prefix)]
+            out.append(DocumentedRow(fw, row.case_id, doc.says, doc.source, doc.contradicts, measured,
                                      cell.outcome))
     order = {fw: i for i, fw in enumerate(frameworks)}
     return sorted(out, key=lambda d: (order.get(d.framework, len(order)), d.case_id))
@@ -407,13 +413,13 @@ def _documented(rows: list[Row], frameworks: list[str]) -> list[DocumentedRow]:
 def _operations(rows: list[Row], frameworks: list[str]) -> list[OperationRow]:
     table: dict[str, dict[str, dict[str, list[str]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for row in rows:
-        for prod in row.info.get("productions", []):
+        for prod in row.info.productions:
             for fw, cell in row.cells.items():
                 if cell.outcome not in VERIFIED:
                     continue
-                kind = production_kind(cell.record["behaviour"], prod)
+                kind = production_kind(cell.record.behaviour, prod)
                 if kind is not None:
-                    table[prod["operation"]][fw][kind].append(row.case_id)
+                    table[prod.operation][fw][kind].append(row.case_id)
     return [OperationRow(op, {fw: {k: sorted(set(v)) for k, v in sorted(table[op][fw].items())}
                               for fw in frameworks if fw in table[op]})
             for op in sorted(table)]
@@ -422,20 +428,20 @@ def _operations(rows: list[Row], frameworks: list[str]) -> list[OperationRow]:
 _OVERLAP = (SAME_OBJECT, VIEW)  # classes whose two names share elements
 
 
-def production_kind(behaviour: dict[str, Any], prod: dict[str, Any]) -> str | None:
+def production_kind(behaviour: Behaviour, prod: Production) -> str | None:
     """What the step did to its result and input: the relation the case's expectations
     confirmed between them at the end, unless the memory probe saw them overlap otherwise
     right after the step (a later step moved a buffer: Paddle's contiguous() or a
     promoting add_ re-buffers its receiver in place), which is then what the step did."""
-    error = behaviour.get("error")
-    if error and error["at"] <= prod["step"]:
-        return f"raises ({error['kind']})" if error["at"] == prod["step"] else None
-    names = {prod["result"], prod["input"]}
-    final = next((p["class"] for p in behaviour.get("pairs", []) if {p["a"], p["b"]} == names), None)
+    error = behaviour.error
+    if error and error.at <= prod.step:
+        return f"raises ({error.kind})" if error.at == prod.step else None
+    names = {prod.result, prod.input}
+    final = next((p.class_ for p in behaviour.pairs if {p.a, p.b} == names), None)
     if final is None:
         return None
-    at_step = next((p["class"] for p in behaviour.get("productions", [])
-                    if (p["step"], p["result"], p["input"]) == (prod["step"], prod["result"], prod["input"])), None)
+    at_step = next((p.class_ for p in behaviour.productions or ()
+                    if (p.step, p.result, p.input) == (prod.step, prod.result, prod.input)), None)
     if at_step is not None and (at_step in _OVERLAP) != (final in _OVERLAP):
         return OPERATION_KIND[at_step]
     return OPERATION_KIND.get(final, final)
@@ -450,10 +456,10 @@ def operation_label(key: str) -> str:
 # ---- claims
 
 
-def _claims(claims: dict[str, str], rows: list[Row], frameworks: list[str]) -> list[ClaimRow]:
+def _claims(claims: Mapping[str, str], rows: list[Row], frameworks: list[str]) -> list[ClaimRow]:
     out = []
     for claim, text in claims.items():
-        behind = [r for r in rows if claim in r.info.get("claims", {})]
+        behind = [r for r in rows if claim in r.info.claims]
         verdicts: dict[str, str] = {}
         evidence: dict[str, dict[str, list[str]]] = {}
         for fw in frameworks:
@@ -462,8 +468,8 @@ def _claims(claims: dict[str, str], rows: list[Row], frameworks: list[str]) -> l
                 cell = row.cells.get(fw)
                 if cell is None:
                     continue
-                override = row.info.get("overrides", {}).get(fw, {})
-                stance = override.get("claims", {}).get(claim, row.info["claims"][claim])
+                override = row.info.overrides.get(fw)
+                stance = (override.claims if override is not None else {}).get(claim, row.info.claims[claim])
                 if cell.outcome in VERIFIED:
                     stances[stance].append(row.case_id)
                 elif cell.outcome in (FAIL, ERROR):

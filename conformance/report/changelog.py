@@ -11,14 +11,15 @@ warnings' wording, nor durations). Deterministic: the same files give the same b
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any
 
 from conformance import registry
 from conformance.escaping import for_markdown, markdown_code
 from conformance.releases import release_key
 from conformance.report.diff import Change, compare
+from conformance.resultsmodel import NOT_INSTALLED, Record, ResultsDocument
 
 NAMES = ("changelog.md", "changelog.html")
 
@@ -32,18 +33,18 @@ class ReleaseColumn:
     framework: str
     version: str
     file: str
-    document: dict[str, Any]
+    document: ResultsDocument
     error: str | None  # the release did not run: why
 
     @property
     def items(self) -> int:
-        return sum(1 for r in self.document["results"] if _of(r, self.framework))
+        return sum(1 for r in self.document.results if _of(r, self.framework))
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
-        for r in self.document["results"]:
+        for r in self.document.results:
             if _of(r, self.framework):
-                out[r["outcome"]] = out.get(r["outcome"], 0) + 1
+                out[r.outcome] = out.get(r.outcome, 0) + 1
         return dict(sorted(out.items()))
 
 
@@ -65,32 +66,31 @@ class Changelog:
     titles: dict[str, str]  # case id -> title
 
 
-def _of(record: dict[str, Any], framework: str) -> bool:
+def _of(record: Record, framework: str) -> bool:
     """Whether a record is of the framework or of one of its compiled modes."""
-    name = record.get("framework") or ""
+    name = record.framework or ""
     return name == framework or (name in registry.framework_names() and registry.compiles(name) is not None
                                  and framework in registry.lineage(name))
 
 
-def column(name: str, document: dict[str, Any]) -> ReleaseColumn:
+def column(name: str, document: ResultsDocument) -> ReleaseColumn:
     """The release a results file is of: its ``run.release`` (conformance matrix), else the
     one eager framework its items ran on."""
-    release = document.get("run", {}).get("release")
+    release = document.run.release
     if release is not None:
-        return ReleaseColumn(release["framework"], release["version"], name, document, release.get("error"))
-    ran = sorted({r["framework"] for r in document["results"]
-                  if r.get("outcome") != "skipped" and r.get("framework") is not None})
+        return ReleaseColumn(release.framework, release.version, name, document, release.error)
+    ran = sorted({r.framework for r in document.results if r.outcome != "skipped" and r.framework is not None})
     eager = sorted({fw for fw in ran if not (fw in registry.framework_names() and registry.compiles(fw))})
     if len(eager) != 1:
         raise ChangelogError(f"{name}: not the results of one framework's release (its items ran on "
                              f"{', '.join(ran) or 'nothing'}); give the files conformance matrix writes")
-    version = document["environment"]["frameworks"].get(eager[0], {}).get("version")
+    version = (document.environment.frameworks.get(eager[0]) or NOT_INSTALLED).version
     if not version:
         raise ChangelogError(f"{name}: no version recorded for {eager[0]}")
     return ReleaseColumn(eager[0], version, name, document, None)
 
 
-def build(documents: list[tuple[str, dict[str, Any]]]) -> Changelog:
+def build(documents: list[tuple[str, ResultsDocument]]) -> Changelog:
     columns = [column(name, doc) for name, doc in documents]
     frameworks: dict[str, list[ReleaseColumn]] = {}
     problems = []
@@ -103,18 +103,18 @@ def build(documents: list[tuple[str, dict[str, Any]]]) -> Changelog:
         raise ChangelogError("; ".join(problems))
     titles: dict[str, str] = {}
     for col in columns:
-        titles.update({cid: info.get("title", "") for cid, info in col.document.get("cases", {}).items()})
+        titles.update({cid: info.title for cid, info in col.document.cases.items()})
     steps: dict[str, list[Step]] = {}
     for fw, cols in frameworks.items():
         cols.sort(key=lambda c: release_key(c.version))
         steps[fw] = [_step(a, b) for a, b in zip(cols, cols[1:])]
     order = registry.report_order(list(frameworks))
-    corpus = sorted({str(c.document.get("run", {}).get("corpus")) for c in columns if c.error is None})
+    corpus = sorted({str(c.document.run.corpus) for c in columns if c.error is None})
     return Changelog(corpus, {fw: frameworks[fw] for fw in order}, {fw: steps[fw] for fw in order}, titles)
 
 
-def _only(document: dict[str, Any], framework: str) -> dict[str, Any]:
-    return dict(document, results=[r for r in document["results"] if _of(r, framework)])
+def _only(document: ResultsDocument, framework: str) -> ResultsDocument:
+    return dataclasses.replace(document, results=tuple(r for r in document.results if _of(r, framework)))
 
 
 def _step(old: ReleaseColumn, new: ReleaseColumn) -> Step:

@@ -15,6 +15,7 @@ from conformance.escaping import for_markdown, markdown_code
 from conformance.kinds.relations import CLASS_WORDS
 from conformance.outcomes import ERROR, FAIL, KNOWN_DIVERGENCE, PASS
 from conformance.report.analysis import describe, normalised, signature
+from conformance.resultsmodel import NOT_INSTALLED, Environment, ErrorSeen, Record, ResultsDocument
 
 GOOD = (PASS, KNOWN_DIVERGENCE)
 BAD = (FAIL, ERROR)
@@ -45,8 +46,8 @@ class Change:
 
 @dataclass
 class Diff:
-    old_env: dict[str, Any]
-    new_env: dict[str, Any]
+    old_env: Environment
+    new_env: Environment
     added: list[str]
     removed: list[str]
     changes: list[Change]
@@ -58,51 +59,51 @@ class Diff:
         return not (self.added or self.removed or self.changes or self.added_items or self.removed_items)
 
 
-def _items(results: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    return {(str(r.get("case")), str(r.get("framework"))): r for r in results["results"]}
+def _items(results: ResultsDocument) -> dict[tuple[str, str], Record]:
+    return {(str(r.case), str(r.framework)): r for r in results.results}
 
 
-def compare(old: dict[str, Any], new: dict[str, Any]) -> Diff:
+def compare(old: ResultsDocument, new: ResultsDocument) -> Diff:
     old_items, new_items = _items(old), _items(new)
-    old_cases, new_cases = set(old.get("cases", {})), set(new.get("cases", {}))
+    old_cases, new_cases = set(old.cases), set(new.cases)
     changes = []
     for key in sorted(old_items.keys() & new_items.keys()):
         a, b = old_items[key], new_items[key]
         details = _observation_changes(a, b)
-        if a["outcome"] == b["outcome"] and not details:
+        if a.outcome == b.outcome and not details:
             continue
         if not details:  # the outcome changed and no compared observation did: say what did
             details = _message_change(a, b)
-        changes.append(Change(key[0], key[1], a["outcome"], b["outcome"], _words(a), _words(b), details))
+        changes.append(Change(key[0], key[1], a.outcome, b.outcome, _words(a), _words(b), details))
     only = lambda x, y: sorted(k for k in x.keys() - y.keys() if k[0] in (old_cases & new_cases))  # noqa: E731
-    return Diff(old["environment"], new["environment"], sorted(new_cases - old_cases), sorted(old_cases - new_cases),
+    return Diff(old.environment, new.environment, sorted(new_cases - old_cases), sorted(old_cases - new_cases),
                 changes, only(new_items, old_items), only(old_items, new_items))
 
 
-def _words(record: dict[str, Any]) -> str:
-    if record["outcome"] in GOOD:
-        return describe(record["behaviour"])[1]
-    if record["outcome"] == FAIL:
-        return f"{describe(record['behaviour'])[1]} (fail: {record.get('reason', '')})"
-    return f"{record['outcome']}: {record.get('reason', '')}"
+def _words(record: Record) -> str:
+    if record.outcome in GOOD:
+        return describe(record.behaviour)[1]
+    if record.outcome == FAIL:
+        return f"{describe(record.behaviour)[1]} (fail: {record.reason})"
+    return f"{record.outcome}: {record.reason}"
 
 
-def _observation_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+def _observation_changes(a: Record, b: Record) -> list[str]:
     # the error's message and the warnings' texts are not compared: they carry addresses
     # and wording; the error kind and step are (through the signature): the kinds not compared
-    keys = {key for key in set(a.get("observed", {})) | set(b.get("observed", {})) if kinds.compared(key)}
+    keys = {key for key in set(a.observed) | set(b.observed) if kinds.compared(key)}
     if signature(a, keys) == signature(b, keys):
         return []
     out = []
-    pa = {(p["a"], p["b"]): p["class"] for p in a["behaviour"].get("pairs", [])}
-    pb = {(p["a"], p["b"]): p["class"] for p in b["behaviour"].get("pairs", [])}
+    pa = {(p.a, p.b): p.class_ for p in a.behaviour.pairs}
+    pb = {(p.a, p.b): p.class_ for p in b.behaviour.pairs}
     for pair in sorted(pa.keys() | pb.keys()):
         if pa.get(pair) != pb.get(pair):
             out.append(f"{pair[0]}↔{pair[1]}: {_cls(pa.get(pair))} → {_cls(pb.get(pair))}")
-    ea, eb = a["behaviour"].get("error"), b["behaviour"].get("error")
-    if (ea and (ea["at"], ea["kind"])) != (eb and (eb["at"], eb["kind"])):
+    ea, eb = a.behaviour.error, b.behaviour.error
+    if (ea and (ea.at, ea.kind)) != (eb and (eb.at, eb.kind)):
         out.append(f"error: {_err(ea)} → {_err(eb)}")
-    oa, ob = a.get("observed", {}), b.get("observed", {})
+    oa, ob = a.observed, b.observed
     for key in sorted(keys):
         if kinds.aliasing(key):  # shown as the pair's class, above
             continue
@@ -111,12 +112,13 @@ def _observation_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     return out
 
 
-def _message_change(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+def _message_change(a: Record, b: Record) -> list[str]:
     """The error message's change, where only the wording differs (an expectation that
     matches the message then decides the outcome)."""
-    ea, eb = a["behaviour"].get("error") or {}, b["behaviour"].get("error") or {}
-    if ea.get("message") != eb.get("message"):
-        return [f"error message: {_short(ea.get('message', 'none'))} → {_short(eb.get('message', 'none'))}"]
+    ea, eb = a.behaviour.error, b.behaviour.error
+    ma, mb = (None if e is None else e.message for e in (ea, eb))
+    if ma != mb:
+        return [f"error message: {_short(ma or 'none')} → {_short(mb or 'none')}"]
     return []
 
 
@@ -124,8 +126,8 @@ def _cls(value: str | None) -> str:
     return "not observed" if value is None else CLASS_WORDS.get(value, value)
 
 
-def _err(e: dict[str, Any] | None) -> str:
-    return "none" if not e else f"{e['kind']} at step {e['at']} ({e['type']})"
+def _err(e: ErrorSeen | None) -> str:
+    return "none" if not e else f"{e.kind} at step {e.at} ({e.type})"
 
 
 def _short(value: Any) -> str:
@@ -184,9 +186,9 @@ def render_markdown(diff: Diff) -> str:
 
 def _versions_line(diff: Diff) -> str:
     parts = []
-    old_fw, new_fw = diff.old_env.get("frameworks", {}), diff.new_env.get("frameworks", {})
+    old_fw, new_fw = diff.old_env.frameworks, diff.new_env.frameworks
     for fw in sorted(set(old_fw) | set(new_fw)):
-        a, b = old_fw.get(fw, {}).get("version"), new_fw.get(fw, {}).get("version")
+        a, b = (old_fw.get(fw) or NOT_INSTALLED).version, (new_fw.get(fw) or NOT_INSTALLED).version
         parts.append(f"{fw} {a} → {b}" if a != b else f"{fw} {a}")
     return "frameworks: " + ", ".join(parts)
 

@@ -23,6 +23,7 @@ from conformance.report.analysis import (
     python_version,
 )
 from conformance.report.results import OUTCOMES, RESULTS_FORMAT_VERSION
+from conformance.resultsmodel import NOT_INSTALLED
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0 2rem 3rem;color:#1b1b1b}
@@ -143,8 +144,8 @@ def _summary(report: Report) -> list[str]:
     out += _pairs(report)
     if report.invalid:
         out.append(f"<p><b>{len(report.invalid)} invalid case file(s) or case(s)</b> could not be run:</p><ul>")
-        out += [f"<li><code>{escape(str(rec.get('nodeid', rec.get('case'))))}</code>: "
-                f"<pre>{escape(str(rec.get('reason', '')))}</pre></li>" for rec in report.invalid]
+        out += [f"<li><code>{escape(rec.nodeid)}</code>: "
+                f"<pre>{escape(rec.reason)}</pre></li>" for rec in report.invalid]
         out.append("</ul>")
     return out
 
@@ -296,12 +297,12 @@ def _matrix(report: Report, link_root: str) -> list[str]:
 def _environment(report: Report) -> list[str]:
     env = report.environment
     out = ["<h2 id='environment'>Environment</h2><ul>",
-           f"<li>Python {escape(python_version(env))} ({escape(str(env.get('implementation', '?')))}) on "
-           f"{escape(str(env.get('os', '?')))} {escape(str(env.get('machine', '')))}</li>"]
+           f"<li>Python {escape(python_version(env))} ({escape(env.implementation)}) on "
+           f"{escape(env.os)} {escape(env.machine)}</li>"]
     for fw in report.frameworks:
-        info = env["frameworks"].get(fw, {})
-        devices = ", ".join(info.get("devices") or []) or "not run"
-        out.append(f"<li>{escape(fw)} {escape(str(info.get('version') or 'not installed'))} "
+        info = env.frameworks.get(fw, NOT_INSTALLED)
+        devices = ", ".join(info.devices or []) or "not run"
+        out.append(f"<li>{escape(fw)} {escape(info.version or 'not installed')} "
                    f"(devices: {escape(devices)})</li>")
     return out + ["</ul>"]
 
@@ -319,17 +320,17 @@ def _row_open(row: Row, fws: list[str], anchor: bool = False) -> str:
 
 
 def _case_td(row: Row, link_root: str, full: bool = False) -> str:
-    file, line = str(row.info.get("file", "")), row.info.get("line", 0)
+    file, line = row.info.file, row.info.line
     where = f"{escape(file)}:{escape(str(line))}"
     if file and not PurePosixPath(file).is_absolute():
         where = f"<a href='{escape(link_root)}/{escape(file)}'>{where}</a>"
     text = f"<code>{escape(row.case_id)}</code><div class='file'>{where}</div>"
     if full:
-        text += f"<div>{escape(str(row.info.get('title', '')))}</div>"
-        tags = row.info.get("tags", [])
+        text += f"<div>{escape(str(row.info.title))}</div>"
+        tags = row.info.tags
         if tags:
             text += f"<div class='file'>tags: {escape(', '.join(tags))}</div>"
-        refs = row.info.get("references", [])
+        refs = row.info.references
         if refs:
             text += "<div class='file'>refs: " + " ".join(
                 f"<a href='{escape(r)}'>[{i}]</a>" if r.startswith(("http://", "https://")) else escape(r)

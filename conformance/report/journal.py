@@ -44,7 +44,7 @@ import stat
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from conformance.claims import claims as current_claims
 from conformance.escaping import for_terminal
@@ -53,10 +53,11 @@ from conformance.report.results import (
     RESULTS_FORMAT_VERSION,
     ResultsFileError,
     load_results,
-    results_document,
+    results_json,
     results_problems,
     write_atomically,
 )
+from conformance.resultsmodel import CaseInfo, Installation, Record, ResultsDocument, Run, document_from_json, to_json
 
 JOURNAL_FORMAT = 1
 SUFFIX = ".journal"
@@ -114,40 +115,41 @@ class Journal:
                     "frameworks": self.frameworks, "pid": os.getpid(),
                     "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")})
 
-    def add(self, nodeid: str, record: dict[str, Any], cases: dict[str, dict[str, Any]],
-            envs: dict[str, dict[str, Any]]) -> None:
+    def add(self, nodeid: str, record: Record, cases: Mapping[str, CaseInfo],
+            envs: Mapping[str, Installation]) -> None:
         """The record of a finished item (again when it changed since)."""
         if self.fd is None:
             return
-        text = json.dumps(record, sort_keys=True)
+        text = json.dumps(to_json(record), sort_keys=True)
         if self._kept.get(nodeid) == hash(text):
             return
         extra = ""
-        case, framework = record.get("case"), record.get("framework")
-        if case in cases and case not in self._cases:
-            extra += ', "case_info": ' + json.dumps(cases[case], sort_keys=True)
-        env = envs.get(framework) if isinstance(framework, str) else None
-        if env is not None:
-            env_text = json.dumps(env, sort_keys=True)
-            if self._envs.get(framework) != hash(env_text):  # type: ignore[arg-type]
+        case, framework = record.case, record.framework
+        if case is not None and case in cases and case not in self._cases:
+            extra += ', "case_info": ' + json.dumps(to_json(cases[case]), sort_keys=True)
+        env = envs.get(framework) if framework is not None else None
+        env_text = ""
+        if framework is not None and env is not None:
+            env_text = json.dumps(to_json(env), sort_keys=True)
+            if self._envs.get(framework) != hash(env_text):
                 extra += ', "framework_env": ' + env_text
         if not self._write(f'{{"item": {json.dumps(nodeid)}, "record": {text}{extra}}}\n'):
             return
         self._kept[nodeid] = hash(text)
-        if case in cases:
+        if case is not None and case in cases:
             self._cases.add(case)
-        if env is not None:
-            self._envs[framework] = hash(env_text)  # type: ignore[index]
+        if framework is not None and env is not None:
+            self._envs[framework] = hash(env_text)
         if time.monotonic() - self._synced >= SYNC_EVERY_S:
             self.sync()
 
-    def end(self, target: Path, run: dict[str, Any], frameworks: dict[str, Any], claims: dict[str, str]) -> None:
+    def end(self, target: Path, run: Run, frameworks: Mapping[str, Installation], claims: Mapping[str, str]) -> None:
         """The last line: what the results file holds besides the records, and where it
         goes. Then the journal is fsync'd."""
         if self.fd is None:
             return
-        if self._line({"end": {"target": os.path.relpath(target, self.path.parent), "run": run,
-                               "frameworks": frameworks, "claims": claims}}):
+        if self._line({"end": {"target": os.path.relpath(target, self.path.parent), "run": to_json(run),
+                               "frameworks": to_json(frameworks), "claims": dict(claims)}}):
             self.ended = True
         self.sync()
 
@@ -286,16 +288,18 @@ class Recovered:
         return self.end is not None
 
     def document(self) -> dict[str, Any]:
+        """The results document as JSON, to be checked (:func:`recover`) before it is read:
+        the journal is a file anyone may have written."""
         if self.end is not None:
-            return results_document(self.records.values(), self.cases, self.end["frameworks"], self.end["claims"],
-                                    self.end["run"])
+            return results_json(self.records.values(), self.cases, self.end["frameworks"], self.end["claims"],
+                                self.end["run"])
         frameworks = {name: {"version": None, "devices": None, **self.envs.get(name, {})}
                       for name in self.header.get("frameworks") or sorted(self.envs)}
         run = {"items": len(self.records), "exit_status": INTERRUPTED_STATUS,
                "partial": [f"the run did not finish: the records of the {len(self.records)} items that finished "
                            f"before it stopped, recovered from its journal {self.path.name}"],
                "date": self.modified.date().isoformat()}
-        return results_document(self.records.values(), self.cases, frameworks, current_claims(), run)
+        return results_json(self.records.values(), self.cases, frameworks, current_claims(), run)
 
     def target(self) -> tuple[Path, bool]:
         """Where its results go, and whether they may replace a file there."""
@@ -380,15 +384,16 @@ def _take(found: Recovered, data: dict[str, Any], number: int) -> None:
         raise ValueError("neither an item nor the end")
 
 
-def recover(journal: Path, out: Path | None = None) -> tuple[Path, dict[str, Any], Recovered]:
+def recover(journal: Path, out: Path | None = None) -> tuple[Path, ResultsDocument, Recovered]:
     """Write the results a journal holds (to ``out``, else where the run would have written
     them: :meth:`Recovered.target`), then remove the journal. Raises :class:`JournalError`
     (nothing written) or ``OSError`` (the write failed; the journal stays)."""
     found = read_journal(journal)
-    document = found.document()
-    shown, total = results_problems(document)
+    data = found.document()
+    shown, total = results_problems(data)
     if total:
         raise JournalError([f"{journal}: its results would not be a valid results file: {p.text()}" for p in shown])
+    document = document_from_json(data)
     target, may_replace = found.target()
     if out is not None:
         target, may_replace = Path(out), True
@@ -413,7 +418,7 @@ def _refuse_over_a_full_run(journal: Path, target: Path) -> None:
         existing = load_results(target)
     except ResultsFileError:
         return  # not a results file this tool reads: nothing of a full run to keep
-    if not (existing.get("run") or {}).get("partial"):
+    if not existing.run.partial:
         raise JournalError(f"{journal}: the run did not finish, and {target} holds the results of a full run, "
                            "which a partial run's never replace; name another file with --out")
 
@@ -435,10 +440,10 @@ def main(argv: list[str] | None = None) -> int:
         print(for_terminal(f"conformance: could not write the results of {args.journal}: {error_text(exc)}; the "
                            "journal is kept", multiline=False), file=sys.stderr)
         return code
-    partial = document["run"].get("partial")
+    partial = document.run.partial
     state = f"partial: {'; '.join(partial)}" if partial else "a full run of the corpus"
     cut = "; its last line, cut short when the run stopped, left out" if found.cut else ""
-    print(for_terminal(f"conformance: wrote {target} ({document['run']['items']} items; {state}) from {args.journal}, "
+    print(for_terminal(f"conformance: wrote {target} ({document.run.items} items; {state}) from {args.journal}, "
                        f"which is removed{cut}; then: conformance report {target}", multiline=False))
     return 0
 

@@ -25,6 +25,7 @@ from conformance.report.analysis import (
     python_version,
 )
 from conformance.report.results import OUTCOMES, RESULTS_FORMAT_VERSION
+from conformance.resultsmodel import NOT_INSTALLED
 
 # Colour on a code host: one square per aliasing class (and for errors and unrun items).
 MARKS = {"same_object": "🟪", "view": "🟦", "disjoint_view": "🟦", "copy": "🟩", "distinct_object": "⬜",
@@ -77,8 +78,8 @@ def _summary(report: Report) -> list[str]:
     out += _pairs(report)
     if report.invalid:
         out.append(f"**{len(report.invalid)} invalid case file(s) or case(s)** could not be run:\n")
-        out += [f"- {markdown_code(str(rec.get('nodeid', rec.get('case'))), in_table=False)}: "
-                f"{_cell_text(rec.get('reason', ''))}" for rec in report.invalid]
+        out += [f"- {markdown_code(rec.nodeid, in_table=False)}: "
+                f"{_cell_text(rec.reason)}" for rec in report.invalid]
         out.append("")
     return out
 
@@ -222,7 +223,7 @@ def _matrix(report: Report, link_root: str) -> list[str]:
                 f"{_plural(len(rows), 'case')}; agreement {score.text()}.\n",
                 "| case | " + _framework_columns(report) + " |",
                 "|---|" + "---|" * len(report.frameworks)]
-        out += [f"| {_case_link(row, link_root)}<br>{_cell_text(row.info.get('title', ''), 200)}"
+        out += [f"| {_case_link(row, link_root)}<br>{_cell_text(row.info.title, 200)}"
                 f"{_refs(row)} | " + " | ".join(_cell(row, fw) for fw in report.frameworks) + " |" for row in rows]
         out.append("")
     return out
@@ -231,12 +232,12 @@ def _matrix(report: Report, link_root: str) -> list[str]:
 def _environment(report: Report) -> list[str]:
     env = report.environment
     out = ["## Environment\n",
-           f"- Python {_escape(python_version(env))} ({_escape(env.get('implementation', '?'))}) on "
-           f"{_escape(env.get('os', '?'))} {_escape(env.get('machine', ''))}"]
+           f"- Python {_escape(python_version(env))} ({_escape(env.implementation)}) on "
+           f"{_escape(env.os)} {_escape(env.machine)}"]
     for fw in report.frameworks:
-        info = env["frameworks"].get(fw, {})
-        devices = ", ".join(info.get("devices") or []) or "not run"
-        out.append(f"- {for_markdown(fw, line_start=True)} {_escape(info.get('version') or 'not installed')} "
+        info = env.frameworks.get(fw, NOT_INSTALLED)
+        devices = ", ".join(info.devices or []) or "not run"
+        out.append(f"- {for_markdown(fw, line_start=True)} {_escape(info.version or 'not installed')} "
                    f"(devices: {_escape(devices)})")
     return out + [""]
 
@@ -256,7 +257,7 @@ def _cell(row: Row, fw: str) -> str:
 
 
 def _case_link(row: Row, link_root: str) -> str:
-    file, line = str(row.info.get("file", "")), _line(row.info.get("line", 0))
+    file, line = row.info.file, _line(row.info.line)
     label = markdown_code(row.case_id)
     if not file or PurePosixPath(file).is_absolute():
         return f"{label}<br>{_escape(f'{file}:{line}')}"
@@ -268,7 +269,7 @@ def _line(line: object) -> str:
 
 
 def _refs(row: Row) -> str:
-    refs = [str(ref) for ref in row.info.get("references", [])]
+    refs = [str(ref) for ref in row.info.references]
     if not refs:
         return ""
     return "<br>refs: " + " ".join(f"[{i}]({markdown_url(ref)})" if ref.startswith(("http://", "https://"))

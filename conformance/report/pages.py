@@ -6,18 +6,18 @@ from __future__ import annotations
 import difflib
 import os
 from pathlib import Path
-from typing import Any
 
 from conformance.report import analysis
 from conformance.report import html as report_html
 from conformance.report import markdown as report_md
 from conformance.report.outputs import read_regular_text
 from conformance.report.results import write_texts_atomically
+from conformance.resultsmodel import ResultsDocument
 
 REPORT_NAMES = ("behaviour.md", "behaviour.html")
 
 
-def render_all(results: dict[str, Any], out_dir: Path, case_root: Path | None = None) -> dict[Path, str]:
+def render_all(results: ResultsDocument, out_dir: Path, case_root: Path | None = None) -> dict[Path, str]:
     """Report path -> text. Links to case files are relative from ``out_dir`` to
     ``case_root`` (the folder the case paths in the results are relative to)."""
     report = analysis.build(results)
@@ -29,14 +29,14 @@ def render_all(results: dict[str, Any], out_dir: Path, case_root: Path | None = 
     }
 
 
-def write_reports(results: dict[str, Any], out_dir: Path, case_root: Path | None = None) -> list[Path]:
+def write_reports(results: ResultsDocument, out_dir: Path, case_root: Path | None = None) -> list[Path]:
     """Both reports, written together: a write that fails leaves both as they were."""
     rendered = render_all(results, out_dir, case_root)
     write_texts_atomically(rendered)
     return list(rendered)
 
 
-def stale_reports(results: dict[str, Any], out_dir: Path, case_root: Path | None = None,
+def stale_reports(results: ResultsDocument, out_dir: Path, case_root: Path | None = None,
                   context_lines: int = 3, max_lines: int = 60) -> list[str]:
     """A message per report that differs from what the results render to (empty: up to date)."""
     problems = []

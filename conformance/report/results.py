@@ -15,7 +15,7 @@ import os
 import platform
 import stat
 from pathlib import Path
-from typing import Any, Iterable, cast
+from typing import Any, Iterable, Mapping, cast
 
 from conformance import kinds
 from conformance.ir import productions
@@ -30,24 +30,69 @@ from conformance.outcomes import SKIPPED as SKIPPED
 from conformance.report import outputs
 from conformance.report.outputs import error_text
 from conformance.report.validate import Problem, Schema, brief, found, json_equal, plain_problems
+from conformance.resultsmodel import (
+    NO_BEHAVIOUR,
+    Behaviour,
+    CaseInfo,
+    DocumentationInfo,
+    Environment,
+    ErrorSeen,
+    Installation,
+    OverrideInfo,
+    PairClass,
+    Production,
+    ProductionSeen,
+    Record,
+    RecordedMismatch,
+    RecordedStep,
+    ResultsDocument,
+    Run,
+    StepError,
+    VersionedOverride,
+    WarningSeen,
+    document_from_json,
+    document_to_json,
+    from_json,
+    to_json,
+)
 
 RESULTS_FORMAT_VERSION = 2
 RECORD_KEY = "conformance"  # the record's entry in a pytest report's user_properties
 
 
-def carried(record: dict[str, Any]) -> tuple[str, str]:
-    """The user_properties entry that carries a record: its JSON text, which pytest-xdist's
-    channel (execnet) carries whatever it holds (execnet cannot send an int below -2**31,
-    and an observed int64 value can be one)."""
-    return RECORD_KEY, json.dumps(record)
+@dataclasses.dataclass(frozen=True)
+class ItemReport:
+    """What a case item's pytest report carries to the process that writes the results file
+    (under pytest-xdist, the controller): its record, its case's information, and what its
+    framework's process said about itself."""
+    record: Record
+    case_info: CaseInfo | None = None
+    framework_env: Installation | None = None
 
 
-def record_of(report: Any) -> dict[str, Any] | None:
-    """The results record a pytest report carries (:data:`RECORD_KEY`), if any."""
+def carried(item: ItemReport) -> tuple[str, str]:
+    """The user_properties entry that carries an item's report: its JSON text, which
+    pytest-xdist's channel (execnet) carries whatever it holds (execnet cannot send an int
+    below -2**31, and an observed int64 value can be one)."""
+    return RECORD_KEY, item_text(item)
+
+
+def item_text(item: ItemReport) -> str:
+    return json.dumps(to_json(item))
+
+
+def item_from_text(text: str) -> ItemReport:
+    return cast(ItemReport, from_json(ItemReport, json.loads(text)))
+
+
+def record_of(report: Any) -> ItemReport | None:
+    """What a pytest report carries (:data:`RECORD_KEY`), if anything."""
     for key, value in report.user_properties:
         if key == RECORD_KEY and isinstance(value, str):
-            return cast(dict[str, Any], json.loads(value))
+            return item_from_text(value)
     return None
+
+
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "data" / "results.schema.json"
 
 REASON_LIMIT = 300
@@ -58,8 +103,8 @@ def short(text: str, limit: int = REASON_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def outcome_record(case: Case, outcome: Outcome) -> dict[str, Any]:
-    """The JSON record of one engine outcome."""
+def outcome_record(case: Case, outcome: Outcome, nodeid: str = "") -> Record:
+    """The record of one engine outcome."""
     result = outcome.verdict
     reason = outcome.reason.removeprefix("not applicable: ")
     if result == PASS and outcome.override_reason is not None:
@@ -68,53 +113,50 @@ def outcome_record(case: Case, outcome: Outcome) -> dict[str, Any]:
         m = outcome.mismatches[0]
         more = f" (and {len(outcome.mismatches) - 1} more)" if len(outcome.mismatches) > 1 else ""
         reason = f"{m.what}: expected {_jsonable(m.expected)!s}, observed {_jsonable(m.observed)!s}{more}"
-    record: dict[str, Any] = {
-        "case": case.id,
-        "framework": outcome.framework,
-        "outcome": result,
-        "reason": short(reason) if result != PASS else "",
-        "behaviour": behaviour(outcome),
-        "observed": observed_record(outcome.observed),
-        "unobservable": list(outcome.unobservable),
-        "mismatches": [
-            {"what": m.what, "expected": _jsonable(m.expected), "observed": _jsonable(m.observed),
-             "at": str(m.location) if m.location else None, "step": m.step, "detail": m.detail}
-            for m in outcome.mismatches
-        ],
-        "steps": [
-            {"number": s.number, "text": s.text, "status": s.status, "warnings": s.warnings,
-             "error": None if s.error is None else {"type": s.error.type, "kind": s.error.kind,
-                                                    "message": s.error.message[:2000]}}
-            for s in outcome.steps
-        ],
-    }
-    if outcome.observed_apart:
-        record["observed_apart"] = list(outcome.observed_apart)
-    return record
+    return Record(
+        nodeid=nodeid,
+        case=case.id,
+        framework=outcome.framework,
+        outcome=result,
+        reason=short(reason) if result != PASS else "",
+        behaviour=behaviour(outcome),
+        observed=observed_record(outcome.observed),
+        unobservable=tuple(outcome.unobservable),
+        mismatches=tuple(
+            RecordedMismatch(what=m.what, expected=_jsonable(m.expected), observed=_jsonable(m.observed),
+                           at=str(m.location) if m.location else None, step=m.step, detail=m.detail)
+            for m in outcome.mismatches),
+        steps=tuple(
+            RecordedStep(number=s.number, text=s.text, status=s.status, warnings=tuple(s.warnings),
+                       error=None if s.error is None else StepError(type=s.error.type, kind=s.error.kind,
+                                                                     message=s.error.message[:2000]))
+            for s in outcome.steps),
+        observed_apart=tuple(outcome.observed_apart) or None,
+    )
 
 
-def unrun_record(case_id: str | None, framework: str | None, outcome: str, reason: str) -> dict[str, Any]:
+def unrun_record(case_id: str | None, framework: str | None, outcome: str, reason: str, nodeid: str = "") -> Record:
     """The record of an item the engine did not finish: skipped, crashed, invalid."""
-    return {"case": case_id, "framework": framework, "outcome": outcome, "reason": short(reason),
-            "behaviour": {"pairs": [], "error": None, "warnings": [], "productions": []}, "observed": {},
-            "unobservable": [], "mismatches": [], "steps": []}
+    return Record(nodeid=nodeid, case=case_id, framework=framework, outcome=outcome, reason=short(reason),
+                  behaviour=NO_BEHAVIOUR, observed={}, unobservable=(), mismatches=(), steps=())
 
 
-def behaviour(outcome: Outcome) -> dict[str, Any]:
+def behaviour(outcome: Outcome) -> Behaviour:
     """What the framework did, in the suite's words: the aliasing class of each pair of
     names the case relates, the error raised (if any), the warnings, and the class of each
     production right after its step."""
     error = None
     for step in outcome.steps:
         if step.error is not None:
-            error = {"at": step.number, "kind": step.error.kind, "type": step.error.type,
-                     "message": short(step.error.message, 500)}
-    return {
-        "pairs": pair_classes(outcome.observed),
-        "error": error,
-        "warnings": [{"at": s.number, "message": short(w, 300)} for s in outcome.steps for w in s.warnings],
-        "productions": [dict(p) for p in outcome.productions],
-    }
+            error = ErrorSeen(at=step.number, kind=step.error.kind, type=step.error.type,
+                              message=short(step.error.message, 500))
+    return Behaviour(
+        pairs=pair_classes(outcome.observed),
+        error=error,
+        warnings=tuple(WarningSeen(at=s.number, message=short(w, 300)) for s in outcome.steps for w in s.warnings),
+        productions=tuple(ProductionSeen(step=p["step"], result=p["result"], input=p["input"], class_=p["class"])
+                          for p in outcome.productions),
+    )
 
 
 def observed_record(observed: dict[ResultKey, Any]) -> dict[str, Any]:
@@ -122,40 +164,39 @@ def observed_record(observed: dict[ResultKey, Any]) -> dict[str, Any]:
     return {str(key): _jsonable(value) for key, value in observed.items()}
 
 
-def pair_classes(observed: dict[ResultKey, Any]) -> list[dict[str, Any]]:
-    """``[{"a", "b", "class", "relations"}]`` for every pair with an observed aliasing
-    relation (conformance.kinds.relations)."""
+def pair_classes(observed: dict[ResultKey, Any]) -> tuple[PairClass, ...]:
+    """The aliasing class of every pair with an observed aliasing relation
+    (conformance.kinds.relations)."""
     pairs: dict[tuple[str, ...], dict[str, bool]] = {}
     for key, value in observed.items():
         if kinds.aliasing(key) and isinstance(value, bool):
             pairs.setdefault(key.names, {})[key.kind] = value
-    return [{"a": a, "b": b, "class": aliasing_class(rel), "relations": dict(sorted(rel.items()))}
-            for (a, b), rel in sorted(pairs.items())]
+    return tuple(PairClass(a=a, b=b, class_=aliasing_class(rel), relations=dict(sorted(rel.items())))
+                 for (a, b), rel in sorted(pairs.items()))
 
 
-def case_info(case: Case) -> dict[str, Any]:
+def case_info(case: Case) -> CaseInfo:
     """What the report needs to know about a case, independent of any framework."""
-    return {
-        "title": case.title,
-        "file": str(case.location.file),
-        "line": case.location.line,
-        "family": case.family,
-        "tags": list(case.tags),
-        "device": case.device,
-        "claims": dict(case.claims),
-        "references": list(case.references),
-        "operations": sorted(case.operations()),
-        "expect": expect_record(case),
-        "productions": [{"step": n, "operation": op, "result": r, "input": i}
-                        for n, op, r, i in productions(case.steps)],
-        "overrides": {fw: _override_info(o) for fw, o in sorted(case.overrides.items())},
-        "documentation": {
-            fw: {"says": d.says, "source": d.source, "contradicts": d.contradicts}
-            for fw, d in sorted(case.documentation.items())
-        },
-        **({"versioned": {fw: [dict(_override_info(o), versions=o.versions) for o in group]
-                          for fw, group in sorted(case.versioned.items())}} if case.versioned else {}),
-    }
+    return CaseInfo(
+        title=case.title,
+        file=str(case.location.file),
+        line=case.location.line,
+        family=case.family,
+        tags=tuple(case.tags),
+        device=case.device,
+        claims=dict(case.claims),
+        references=tuple(case.references),
+        operations=tuple(sorted(case.operations())),
+        expect=expect_record(case),
+        productions=tuple(Production(step=n, operation=op, result=r, input=i)
+                          for n, op, r, i in productions(case.steps)),
+        overrides={fw: _override_info(o) for fw, o in sorted(case.overrides.items())},
+        documentation={fw: DocumentationInfo(says=d.says, source=d.source, contradicts=d.contradicts)
+                       for fw, d in sorted(case.documentation.items())},
+        versioned={fw: tuple(VersionedOverride(reason=o.reason, not_applicable=o.not_applicable is not None,
+                                               claims=dict(o.claims), versions=o.versions) for o in group)
+                   for fw, group in sorted(case.versioned.items())} or None,
+    )
 
 
 def expect_record(case: Case) -> dict[str, Any]:
@@ -182,32 +223,52 @@ def _plain(value: Any) -> Any:
     return _jsonable(value)
 
 
-def _override_info(o: FrameworkOverride) -> dict[str, Any]:
-    return {"reason": o.reason, "not_applicable": o.not_applicable is not None, "claims": dict(o.claims)}
+def _override_info(o: FrameworkOverride) -> OverrideInfo:
+    return OverrideInfo(reason=o.reason, not_applicable=o.not_applicable is not None, claims=dict(o.claims))
 
 
-def environment(frameworks: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "python": platform.python_version(),
-        "implementation": platform.python_implementation(),
-        "os": platform.system(),
-        "machine": platform.machine(),
-        "platform": platform.platform(),
-        "frameworks": frameworks,
-    }
+def installation(said: Mapping[str, Any]) -> Installation:
+    """What a framework's process said about itself (``{"version", "devices"}``, either
+    possibly missing or None) as an installation."""
+    devices = said.get("devices")
+    return Installation(version=said.get("version"), devices=None if devices is None else tuple(devices))
 
 
-def results_document(records: Iterable[dict[str, Any]], cases: dict[str, dict[str, Any]],
-                     frameworks: dict[str, dict[str, Any]], claims: dict[str, str],
-                     run: dict[str, Any]) -> dict[str, Any]:
-    ordered = sorted(records, key=lambda r: (r["nodeid"]))
+def environment(frameworks: Mapping[str, Installation]) -> Environment:
+    return Environment(
+        python=platform.python_version(),
+        implementation=platform.python_implementation(),
+        os=platform.system(),
+        machine=platform.machine(),
+        platform=platform.platform(),
+        frameworks=dict(frameworks),
+    )
+
+
+def results_document(records: Iterable[Record], cases: Mapping[str, CaseInfo],
+                     frameworks: Mapping[str, Installation], claims: Mapping[str, str],
+                     run: Run) -> ResultsDocument:
+    return ResultsDocument(
+        format=RESULTS_FORMAT_VERSION,
+        environment=environment(frameworks),
+        run=run,
+        claims=dict(sorted(claims.items())),
+        cases=dict(sorted(cases.items())),
+        results=tuple(sorted(records, key=lambda r: r.nodeid)),
+    )
+
+
+def results_json(records: Iterable[dict[str, Any]], cases: Mapping[str, Any], frameworks: Mapping[str, Any],
+                 claims: Mapping[str, str], run: dict[str, Any]) -> dict[str, Any]:
+    """A results document from parts that are still JSON (a journal's lines, which anyone may
+    have written): check it with :func:`results_problems` before reading it."""
     return {
         "format": RESULTS_FORMAT_VERSION,
-        "environment": environment(frameworks),
+        "environment": {**to_json(environment({})), "frameworks": dict(frameworks)},
         "run": run,
         "claims": dict(sorted(claims.items())),
         "cases": dict(sorted(cases.items())),
-        "results": ordered,
+        "results": sorted(records, key=lambda r: str(r.get("nodeid"))),
     }
 
 
@@ -235,7 +296,7 @@ def results_schema() -> Schema:
     return Schema(json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
 
 
-def load_results(path: Path, *, remake: str = REMAKE) -> dict[str, Any]:
+def load_results(path: Path, *, remake: str = REMAKE) -> ResultsDocument:
     """Read a results file and check all of it: its format version, the schema
     (``conformance/data/results.schema.json``) and what the commands rely on beyond it.
     Raises :class:`ResultsFileError` with every problem (the first :data:`MAX_PROBLEMS`),
@@ -268,7 +329,7 @@ def load_results(path: Path, *, remake: str = REMAKE) -> dict[str, Any]:
         if total > len(shown):
             lines.append(f"{path}: {total - len(shown)} more problem(s) not shown (the first {len(shown)} are above)")
         raise ResultsFileError(lines)
-    return data
+    return document_from_json(data)
 
 
 def results_problems(data: Any, limit: int = MAX_PROBLEMS) -> tuple[list[Problem], int]:
@@ -348,14 +409,14 @@ def _too_large(path: Path, size: int) -> str:
             f"{MAX_RESULTS_BYTES:,} bytes (a full run of the corpus writes about 20 MB)")
 
 
-def results_text(data: dict[str, Any]) -> str:
+def results_text(document: ResultsDocument) -> str:
     """The results file's text for a results document."""
-    return json.dumps(data, indent=1, sort_keys=True) + "\n"
+    return json.dumps(document_to_json(document), indent=1, sort_keys=True) + "\n"
 
 
-def write_atomically(path: Path, data: dict[str, Any]) -> str:
+def write_atomically(path: Path, document: ResultsDocument) -> str:
     """Write the results document; returns the text written."""
-    text = results_text(data)
+    text = results_text(document)
     write_text_atomically(path, text)
     return text
 

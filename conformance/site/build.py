@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from conformance.report.merge import MergeError, merge
 from conformance.report.results import ResultsFileError, load_results
+from conformance.resultsmodel import ResultsDocument
 
 PLACEHOLDERS = ("{commit}", "{path}", "{line}")
 
@@ -18,7 +18,7 @@ class SiteError(Exception):
 
 
 def load_inputs(results: list[Path], releases: list[Path], allow_partial: bool = False
-                ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+                ) -> tuple[ResultsDocument, list[tuple[str, ResultsDocument]]]:
     """The results document to show (several files merged) and the release documents."""
     problems: list[str] = []
     documents = _load_each(results, "give the results file of a run: conformance run writes reports/results.json",
@@ -34,7 +34,7 @@ def load_inputs(results: list[Path], releases: list[Path], allow_partial: bool =
             document = merge(documents)
         except MergeError as exc:
             raise SiteError("\n".join(f"cannot merge the results files: {p}" for p in exc.problems)) from None
-    partial = (document.get("run") or {}).get("partial")
+    partial = document.run.partial
     if partial and not allow_partial:
         names = ", ".join(name for name, _ in documents)
         raise SiteError(f"{names}: the results of a partial run ({'; '.join(partial)}); the site is the reference "
@@ -44,7 +44,7 @@ def load_inputs(results: list[Path], releases: list[Path], allow_partial: bool =
     return document, release_docs
 
 
-def _load_each(paths: list[Path], hint: str, problems: list[str], remake: str) -> list[tuple[str, dict[str, Any]]]:
+def _load_each(paths: list[Path], hint: str, problems: list[str], remake: str) -> list[tuple[str, ResultsDocument]]:
     """Each file's results document; a file that is not one adds its problems (one line
     each), the last with ``hint``."""
     documents = []
@@ -80,7 +80,7 @@ def build_site(results: list[Path], releases: list[Path], source_url: str | None
     return files, f"{pages} pages, {size / 1e6:.1f} MB"
 
 
-def render_site(document: dict[str, Any], release_docs: list[tuple[str, dict[str, Any]]] | None = None,
+def render_site(document: ResultsDocument, release_docs: list[tuple[str, ResultsDocument]] | None = None,
                 source_url: str | None = None) -> dict[str, str]:
     """Root-relative path -> text, for a results document already loaded."""
     from conformance.report import changelog

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from conformance.report import analysis
 from conformance.report.analysis import OUTCOME_WORDS, RAN, Report, Row, operation_label
 from conformance.report.changelog import Changelog
+from conformance.resultsmodel import NOT_INSTALLED, CaseInfo, Record, ResultsDocument
 from conformance.site import urls
 from conformance.site.chart import agreement_chart
 from conformance.site.search import search_index
@@ -56,39 +57,36 @@ class Site:
     report: Report
 
 
-def stamp(results: dict[str, Any], report: Report) -> Stamp:
-    run = results.get("run") or {}
-    commit = run.get("commit") if isinstance(run.get("commit"), dict) else None
+def stamp(results: ResultsDocument, report: Report) -> Stamp:
+    run, commit = results.run, results.run.commit
     ran = [fw for fw in report.frameworks + report.modes if sum(report.counts.get(fw, Counter()).values())]
-    versions = [(fw, str(results["environment"]["frameworks"].get(fw, {}).get("version") or "not installed"))
+    versions = [(fw, (results.environment.frameworks.get(fw) or NOT_INSTALLED).version or "not installed")
                 for fw in ran]
-    return Stamp(date=run.get("date"), commit=commit.get("sha") if commit else None,
-                 modified=bool(commit and commit.get("modified")), corpus=run.get("corpus"), versions=versions,
-                 partial=list(run.get("partial") or []))
+    return Stamp(date=run.date, commit=commit.sha if commit else None, modified=bool(commit and commit.modified),
+                 corpus=run.corpus, versions=versions, partial=list(run.partial or []))
 
 
-def source_link(template: str | None, info: dict[str, Any], commit: str | None) -> str | None:
+def source_link(template: str | None, info: CaseInfo, commit: str | None) -> str | None:
     """The address of a case's file and line, from ``--source-url`` (``{commit}``, ``{path}``,
     ``{line}``); None when there is no template or it needs a commit the results lack."""
-    file, line = info.get("file"), info.get("line")
-    if not template or not file or str(file).startswith("/"):
+    if not template or not info.file or info.file.startswith("/"):
         return None
     if "{commit}" in template and not commit:
         return None
-    text = template.replace("{commit}", commit or "").replace("{path}", str(file))
-    return text.replace("{line}", str(line) if isinstance(line, int) else "1")
+    text = template.replace("{commit}", commit or "").replace("{path}", info.file)
+    return text.replace("{line}", str(info.line))
 
 
-def build(results: dict[str, Any], log: Changelog | None = None, source_url: str | None = None) -> Site:
+def build(results: ResultsDocument, log: Changelog | None = None, source_url: str | None = None) -> Site:
     report = analysis.build(results)
     the_stamp = stamp(results, report)
-    records: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
-    for record in results["results"]:
-        if record.get("framework") is not None and record.get("case") in results.get("cases", {}):
-            records[record["case"]][record["framework"]] = record
+    records: dict[str, dict[str, Record]] = defaultdict(dict)
+    for record in results.results:
+        if record.framework is not None and record.case is not None and record.case in results.cases:
+            records[record.case][record.framework] = record
     rows = {row.case_id: row for row in report.rows}
     groups = {row.case_id: analysis.behaviour_groups(row, report.frameworks) for row in report.rows}
-    ops = _operation_groups(report, results.get("cases", {}))
+    ops = _operation_groups(report, results.cases)
     sections = [("Home", "index.html"), ("Operations", "ops/index.html"), ("Cases", "cases/index.html"),
                 ("Claims", "claims/index.html"), ("Frameworks", "frameworks/index.html"),
                 ("Divergences", "divergences.html")]
@@ -133,10 +131,10 @@ class OpGroup:
         return [operation_label(k) for k in self.keys]
 
 
-def _operation_groups(report: Report, cases: dict[str, dict[str, Any]]) -> dict[str, OpGroup]:
+def _operation_groups(report: Report, cases: Mapping[str, CaseInfo]) -> dict[str, OpGroup]:
     using: dict[str, list[str]] = defaultdict(list)
     for case_id, info in sorted(cases.items()):
-        for key in info.get("operations", []):
+        for key in info.operations:
             using[key].append(case_id)
     classified = {op.operation: op for op in report.operations}
     groups: dict[str, OpGroup] = {}
@@ -183,7 +181,7 @@ def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row]) -> 
             variants.append({"key": key, "label": operation_label(key), "anchor": urls.anchor(key),
                              "alike": sorted(alike.items(), key=lambda wf: (-len(wf[1]), wf[0])),
                              "frameworks": per_fw, "classified": op is not None,
-                             "cases": [{"id": c, "path": urls.case(c), "title": rows[c].info.get("title", "")
+                             "cases": [{"id": c, "path": urls.case(c), "title": rows[c].info.title
                                         if c in rows else ""} for c in group.cases.get(key, [])]})
         grid = [{"framework": fw, "cells": [{"kinds": _op_cell(group.rows.get(k), fw),
                                              "anchor": urls.anchor(f"{k}-{fw}")} for k in group.keys]}
@@ -210,64 +208,63 @@ def _production_evidence(row: Row, fw: str, key: str) -> dict[str, Any]:
     """A case behind an operation's cell: what the probe and the expectations observed about
     each step of the case that uses the operation."""
     cell = row.cells[fw]
-    behaviour = cell.record.get("behaviour", {})
+    behaviour = cell.record.behaviour
     seen = []
-    for prod in row.info.get("productions", []):
-        if prod["operation"] != key:
+    for prod in row.info.productions:
+        if prod.operation != key:
             continue
-        names = {prod["result"], prod["input"]}
-        pair = next((p for p in behaviour.get("pairs", []) if {p["a"], p["b"]} == names), None)
-        at_step = next((p["class"] for p in behaviour.get("productions", [])
-                        if (p["step"], p["result"], p["input"]) == (prod["step"], prod["result"], prod["input"])),
-                       None)
-        seen.append({"step": prod["step"], "result": prod["result"], "input": prod["input"],
+        names = {prod.result, prod.input}
+        pair = next((p for p in behaviour.pairs if {p.a, p.b} == names), None)
+        at_step = next((p.class_ for p in behaviour.productions or ()
+                        if (p.step, p.result, p.input) == (prod.step, prod.result, prod.input)), None)
+        seen.append({"step": prod.step, "result": prod.result, "input": prod.input,
                      "kind": analysis.production_kind(behaviour, prod),
-                     "relations": pair["relations"] if pair else {}, "at_step": at_step})
+                     "relations": pair.relations if pair else {}, "at_step": at_step})
     return {"id": row.case_id, "path": urls.case(row.case_id) + "#" + urls.anchor(fw),
-            "title": row.info.get("title", ""), "outcome": cell.outcome, "steps": seen}
+            "title": row.info.title, "outcome": cell.outcome, "steps": seen}
 
 
 # ---- cases
 
 
-def _case_pages(report: Report, results: dict[str, Any], records: dict[str, dict[str, dict[str, Any]]],
+def _case_pages(report: Report, results: ResultsDocument, records: dict[str, dict[str, Record]],
                 rows: dict[str, Row], groups: dict[str, list[list[str]]], source_url: str | None,
                 the_stamp: Stamp, ops: dict[str, OpGroup]) -> list[Page]:
     pages = []
     order = report.frameworks + report.modes
-    claims = results.get("claims", {})
+    claims = results.claims
     for row in report.rows:
         info = row.info
         by_fw = records.get(row.case_id, {})
-        steps: list[dict[str, Any]] = next((r["steps"] for fw in order if (r := by_fw.get(fw)) and r.get("steps")), [])
+        steps = next((r.steps for fw in order if (r := by_fw.get(fw)) and r.steps), ())
         observations = []
         for fw in order:
             record = by_fw.get(fw)
             if record is None:
                 continue
-            kind, words = analysis.describe(record["behaviour"]) if record["outcome"] in RAN else (
-                record["outcome"], OUTCOME_WORDS.get(record["outcome"], record["outcome"]))
-            override = info.get("overrides", {}).get(fw, {})
+            kind, words = analysis.describe(record.behaviour) if record.outcome in RAN else (
+                record.outcome, OUTCOME_WORDS.get(record.outcome, record.outcome))
+            override = info.overrides.get(fw)
             observations.append({
-                "framework": fw, "anchor": urls.anchor(fw), "outcome": record["outcome"],
-                "outcome_words": OUTCOME_WORDS.get(record["outcome"], record["outcome"]), "kind": kind,
-                "words": words, "reason": record.get("reason", ""), "override": override.get("reason", ""),
-                "observed": sorted(record.get("observed", {}).items()),
-                "mismatches": record.get("mismatches", []), "error": record["behaviour"].get("error"),
-                "warnings": record["behaviour"].get("warnings", []),
-                "unobservable": record.get("unobservable", []),
-                "documentation": info.get("documentation", {}).get(fw),
+                "framework": fw, "anchor": urls.anchor(fw), "outcome": record.outcome,
+                "outcome_words": OUTCOME_WORDS.get(record.outcome, record.outcome), "kind": kind,
+                "words": words, "reason": record.reason, "override": "" if override is None else override.reason,
+                "observed": sorted(record.observed.items()),
+                "mismatches": record.mismatches, "error": record.behaviour.error,
+                "warnings": record.behaviour.warnings,
+                "unobservable": record.unobservable,
+                "documentation": (info.documentation or {}).get(fw),
                 "mode": fw in report.compiles, "compiles": report.compiles.get(fw),
             })
-        op_links = sorted({urls.operation_name(k) for k in info.get("operations", [])} & set(ops))
+        op_links = sorted({urls.operation_name(k) for k in info.operations} & set(ops))
         pages.append(Page(urls.case(row.case_id), "case.html", row.case_id, {
-            "row": row, "info": info, "steps": steps, "expect": sorted(info.get("expect", {}).items()),
-            "has_expect": "expect" in info, "observations": observations,
+            "row": row, "info": info, "steps": steps, "expect": sorted((info.expect or {}).items()),
+            "has_expect": info.expect is not None, "observations": observations,
             "group_words": _group_words(row, groups[row.case_id]),
             "source": source_link(source_url, info, the_stamp.commit),
-            "claims": [(c, stance, claims.get(c, "")) for c, stance in sorted(info.get("claims", {}).items())],
+            "claims": [(c, stance, claims.get(c, "")) for c, stance in sorted(info.claims.items())],
             "ops": [(name, ", ".join(label for k, label in zip(ops[name].keys, ops[name].labels)
-                                     if k in info.get("operations", []))) for name in op_links],
+                                     if k in info.operations)) for name in op_links],
         }, "Cases"))
     families = [{"name": f, "path": urls.family(f), "score": s} for f, s in report.families.items()]
     pages.insert(0, Page("cases/index.html", "cases.html", "Cases", {"families": families}, "Cases"))
@@ -297,8 +294,8 @@ def _claim_pages(report: Report) -> list[Page]:
         cases = []
         for case_id in claim.cases:
             row = rows[case_id]
-            stance = row.info.get("claims", {}).get(claim.claim, "")
-            per_fw = {fw: row.info.get("overrides", {}).get(fw, {}).get("claims", {}).get(claim.claim)
+            stance = row.info.claims.get(claim.claim, "")
+            per_fw = {fw: (row.info.overrides[fw].claims.get(claim.claim) if fw in row.info.overrides else None)
                       for fw in report.frameworks}
             cases.append({"row": row, "stance": stance, "restated": {k: v for k, v in per_fw.items() if v}})
         pages.append(Page(urls.claim(claim.claim), "claim.html", f"Claim {claim.claim}",

@@ -19,9 +19,8 @@ def search_index(report: Report, ops: dict[str, OpGroup]) -> list[list[Any]]:
     entries: list[list[Any]] = []
     for row in report.rows:
         info = row.info
-        words = " ".join([*info.get("tags", []), *(operation_label(k) for k in info.get("operations", [])),
-                          *info.get("claims", {})])
-        entries.append(["case", row.case_id, str(info.get("title", "")), urls.case(row.case_id), words])
+        words = " ".join([*info.tags, *(operation_label(k) for k in info.operations), *info.claims])
+        entries.append(["case", row.case_id, info.title, urls.case(row.case_id), words])
     for name, group in ops.items():
         cases = sum(len(ids) for ids in group.cases.values())
         entries.append(["operation", name, ", ".join(group.labels) + f" ({cases} case uses)", urls.op(name),

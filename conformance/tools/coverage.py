@@ -31,6 +31,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from conformance.ir import operations_of, operator_keys
 from conformance.model import Case
+from conformance.resultsmodel import ResultsDocument
 from conformance.source import CaseFormatError, CaseFormatErrors, Location, split
 from conformance.yamlvalues import fields
 from conformance.yamlvalues.yamlsrc import YList, parse
@@ -334,10 +335,10 @@ def _raises_at(case: Case, framework: str, keys: set[str]) -> bool:
                                                                  | operator_keys(flat[at - 1])) & keys)
 
 
-def not_run_from_results(results: Mapping[str, Any]) -> frozenset[tuple[str, str]]:
+def not_run_from_results(results: ResultsDocument) -> frozenset[tuple[str, str]]:
     """(case id, framework) of every record a results file has as not applicable."""
-    return frozenset((r["case"], r["framework"]) for r in results.get("results", ())
-                     if r.get("outcome") == "not_applicable")
+    return frozenset((r.case, r.framework) for r in results.results
+                     if r.outcome == "not_applicable" and r.case is not None and r.framework is not None)
 
 
 # -- the page ------------------------------------------------------------------------------

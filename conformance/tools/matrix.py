@@ -18,6 +18,7 @@ column with its error. Pure of frameworks: nothing here imports one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -36,6 +37,8 @@ from conformance import registry
 from conformance.releases import release_key
 from conformance.report.outputs import write_files
 from conformance.report.results import ResultsFileError, load_results, results_document, write_atomically
+from conformance.resultsmodel import Installation, Run
+from conformance.resultsmodel import Release as ReleaseStamp
 from conformance.run.sandbox import CHILD_PYTHON_ENV
 
 # what the sandbox child imports besides the framework and the standard library
@@ -318,25 +321,26 @@ def run_release(release: Release, out: Path, envs: Path, *, installer: str = "au
         done.error = "the run's results file cannot be read: " + "; ".join(exc.problems)[:1500]
         _write_unrun(release, target, done.error)
         return done
-    installed = data["environment"]["frameworks"].get(release.framework, {}).get("version")
-    stamp: dict[str, Any] = {"framework": release.framework, "package": release.package,
-                             "version": release.version, "installed": installed}
+    found = data.environment.frameworks.get(release.framework)
+    installed = None if found is None else found.version
+    error = None
     if installed is None:
-        reasons = {r["reason"] for r in data["results"] if r["framework"] == release.framework}
-        done.error = stamp["error"] = "; ".join(sorted(reasons))[:2000] or "the framework could not be set up"
-    data["run"]["release"] = stamp
-    write_atomically(target, data)
-    for record in data["results"]:
-        done.counts[record["outcome"]] = done.counts.get(record["outcome"], 0) + 1
+        reasons = {r.reason for r in data.results if r.framework == release.framework}
+        done.error = error = "; ".join(sorted(reasons))[:2000] or "the framework could not be set up"
+    stamp = ReleaseStamp(framework=release.framework, package=release.package, version=release.version,
+                         installed=installed, error=error)
+    write_atomically(target, dataclasses.replace(data, run=dataclasses.replace(data.run, release=stamp)))
+    for record in data.results:
+        done.counts[record.outcome] = done.counts.get(record.outcome, 0) + 1
     return done
 
 
 def _write_unrun(release: Release, target: Path, error: str) -> None:
     """The results file of a release that did not run: no items, the error."""
-    run = {"items": 0, "exit_status": 1, "partial": [f"{release.package} {release.version} did not run: {error[:500]}"],
-           "release": {"framework": release.framework, "package": release.package, "version": release.version,
-                       "installed": None, "error": error[:4000]}}
-    write_atomically(target, results_document([], {}, {release.framework: {"version": None, "devices": None}},
+    run = Run(items=0, exit_status=1, partial=(f"{release.package} {release.version} did not run: {error[:500]}",),
+              release=ReleaseStamp(framework=release.framework, package=release.package, version=release.version,
+                                   installed=None, error=error[:4000]))
+    write_atomically(target, results_document([], {}, {release.framework: Installation(version=None, devices=None)},
                                               {}, run))
 
 

@@ -37,7 +37,7 @@ import pytest
 pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from results_factory import case_info, document, record, sample  # noqa: E402
+from results_factory import case_info, document, record, sample, typed_all  # noqa: E402
 from site_links import check_links  # noqa: E402
 
 from conformance.escaping import for_markdown  # noqa: E402
@@ -637,7 +637,7 @@ def test_the_changelog_markdown_escapes_what_release_files_say(tmp_path: Path) -
         doc["run"]["corpus"] = attack
         doc["cases"]["views.other.case"]["title"] = attack
     new["results"][0].update(outcome="fail", reason=attack)
-    md = changelog.render_markdown(changelog.build([("old.json", old), ("new.json", new)]))
+    md = changelog.render_markdown(changelog.build(typed_all([("old.json", old), ("new.json", new)])))
     assert "<script" not in md.replace("`views.other.case`", "")
     assert f"corpus revision {for_markdown(attack)}." in md
     assert "&lt;script&gt;" in md and "<script" not in gfm(md)
@@ -853,7 +853,7 @@ def test_the_validator_agrees_with_jsonschema(path: tuple[Any, ...], value: Any,
 
 def test_the_real_results_files_are_valid() -> None:
     for path in sorted((ROOT / "releases").glob("*/*.json"))[:3]:
-        assert results.load_results(path)["format"] == 2
+        assert results.load_results(path).format == 2
 
 
 def test_the_validator_is_fast_enough_for_a_full_run() -> None:

@@ -17,6 +17,7 @@ writes a file and waits (:data:`PAUSER`), so that the test can send the signal t
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import os
@@ -32,6 +33,7 @@ from test_outputs import Checkout, fill_at
 
 from conformance.report import journal as journal_module
 from conformance.report import outputs
+from conformance.report.results import unrun_record
 
 NAMES = ("results.json", "behaviour.md", "behaviour.html")
 JOURNAL = "results.json.journal"
@@ -445,13 +447,13 @@ def test_signals_wait_while_files_move(tmp_path: Path) -> None:
 def test_a_journal_that_fills_the_disk_keeps_the_lines_before(tmp_path: Path) -> None:
     journal = journal_module.Journal(tmp_path / JOURNAL, tmp_path / "results.json", None, ["numpy"])
     journal.open()
-    record = {"case": "a.b.c", "framework": "numpy", "outcome": "pass"}
-    journal.add("f.yaml::a.b.c[numpy]", record, {"a.b.c": {"title": "t"}}, {})
+    record = unrun_record("a.b.c", "numpy", "skipped", "not run", "f.yaml::a.b.c[numpy]")
+    journal.add("f.yaml::a.b.c[numpy]", record, {}, {})
     assert journal.fd is not None
     full = os.open("/dev/full", os.O_WRONLY)
     os.dup2(full, journal.fd)  # from here on every write is ENOSPC
     os.close(full)
-    journal.add("f.yaml::a.b.d[numpy]", dict(record, case="a.b.d"), {}, {})
+    journal.add("f.yaml::a.b.d[numpy]", dataclasses.replace(record, case="a.b.d"), {}, {})
     assert (journal.error, journal.items, journal.fd) == ("No space left on device (ENOSPC)", 1, None)
     journal.close()
     assert journal.kept_text(2) == (f"the records of 1 of the 2 items that finished are kept in {tmp_path / JOURNAL} "

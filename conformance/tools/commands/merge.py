@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.escaping import for_terminal
 from conformance.tools.commands.common import print_error
+
+if TYPE_CHECKING:
+    from conformance.resultsmodel import ResultsDocument
 
 
 def add_parser(sub: Any) -> None:
@@ -23,7 +26,7 @@ def cmd_merge(args: argparse.Namespace, extra: list[str]) -> int:
     from conformance.report.outputs import OutputError, check_file, error_text
     from conformance.report.results import ResultsFileError, load_results, write_atomically
 
-    documents: list[tuple[str, dict]] = []
+    documents: list[tuple[str, ResultsDocument]] = []
     problems: list[str] = []
     for name in args.results:
         try:
@@ -44,8 +47,8 @@ def cmd_merge(args: argparse.Namespace, extra: list[str]) -> int:
     except OSError as exc:
         print_error(f"conformance merge: could not write {args.out}: {error_text(exc)}")
         return 3
-    partial = merged["run"].get("partial")
+    partial = merged.run.partial
     state = f"partial: {'; '.join(partial)}" if partial else "a full run of the corpus"
-    print(for_terminal(f"conformance merge: wrote {args.out} ({merged['run']['items']} items from "
+    print(for_terminal(f"conformance merge: wrote {args.out} ({merged.run.items} items from "
                        f"{len(documents)} files; {state})"))
     return 0

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.escaping import for_terminal
 from conformance.tools.commands.common import DEFAULT_PARTIAL, DEFAULT_RESULTS, print_error
+
+if TYPE_CHECKING:
+    from conformance.resultsmodel import ResultsDocument
 
 
 def add_parser(sub: Any) -> None:
@@ -32,7 +35,7 @@ def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
         for line in exc.problems:  # one per problem, each naming the file and where in it
             print_error(f"conformance report: {line}")
         return 2
-    partial = (data.get("run") or {}).get("partial") or []
+    partial = data.run.partial or ()
     if args.out is not None:
         out_dir = Path(args.out)
     else:  # the reports of a partial run never replace those of the corpus unless --out says so
@@ -68,7 +71,7 @@ def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 
-def _write_reports(data: dict, out_dir: Path) -> list[Path]:
+def _write_reports(data: ResultsDocument, out_dir: Path) -> list[Path]:
     from conformance.report.pages import write_reports
 
     return write_reports(data, out_dir)

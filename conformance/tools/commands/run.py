@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conformance.escaping import for_terminal
+from conformance.resultsmodel import ResultsDocument, document_from_json
 from conformance.tools.commands.common import DEFAULT_PARTIAL, DEFAULT_RESULTS, case_roots, print_error
 
 if TYPE_CHECKING:  # a command imports pytest and the plugin only when it runs
@@ -261,7 +262,7 @@ def _render_own(own: RunResults, places: _RunPlaces, code: int) -> int:
         print_error(f"conformance: no results written to {places.results}")
         return 1
     out_dir = places.partial_reports if own.partial else places.reports
-    data = json.loads(own.text)
+    data = document_from_json(json.loads(own.text))
     try:
         reports = stage_texts(render_all(data, out_dir))
         written = reports.paths
@@ -295,7 +296,7 @@ def _remove_empty(folders: list[Path]) -> None:
 
 
 
-def _summary(data: dict) -> str:
+def _summary(data: ResultsDocument) -> str:
     from conformance.report.analysis import build, outcome_counts
     from conformance.report.results import OUTCOMES
 
