@@ -3,8 +3,8 @@ the engine makes of it (:class:`Outcome`: each step, what each expectation obser
 did not hold), in one place, below the engine that makes it and the reports, the plugin
 and the outcome store that read it.
 
-The engine gives one of ``pass``, ``fail``, ``refused``, ``error``, ``not_applicable`` or
-``skipped``;
+The engine gives one of ``pass``, ``fail``, ``refused``, ``unchecked``, ``error``,
+``not_applicable`` or ``skipped``;
 the results file adds ``known_divergence`` (a pass under a per-framework override). Every
 stage takes the names from here; this module imports only the model's locations and keys.
 """
@@ -28,6 +28,10 @@ ERROR = "error"
 # neither a pass nor a failure of the case's expectation, which is about frameworks whose
 # arrays can change
 REFUSED = "refused"
+# the steps ran and no expectation failed, but every expectation was about something this
+# framework cannot observe (a version counter on NumPy, a recorded view on JAX): nothing was
+# compared, so the item is not a pass (the reason lists what could not be observed)
+UNCHECKED = "unchecked"
 NOT_APPLICABLE = "not_applicable"  # the framework has no counterpart (or the case says so)
 SKIPPED = "skipped"  # this environment cannot run it (framework not installed, no GPU)
 # passed under a per-framework override: the framework behaves differently from the
@@ -35,7 +39,7 @@ SKIPPED = "skipped"  # this environment cannot run it (framework not installed, 
 KNOWN_DIVERGENCE = "known_divergence"
 
 # every outcome of the results file, in the order the reports count them
-OUTCOMES = (PASS, KNOWN_DIVERGENCE, REFUSED, FAIL, ERROR, NOT_APPLICABLE, SKIPPED)
+OUTCOMES = (PASS, KNOWN_DIVERGENCE, REFUSED, UNCHECKED, FAIL, ERROR, NOT_APPLICABLE, SKIPPED)
 
 
 @dataclass

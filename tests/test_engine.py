@@ -8,7 +8,7 @@ from fake_adapter import FakeAdapter, LyingAdapter
 
 from conformance.load.reader import Vocabulary, load_text
 from conformance.model import Case, ResultKey
-from conformance.run.engine import FAIL, NOT_APPLICABLE, PASS, run
+from conformance.run.engine import FAIL, NOT_APPLICABLE, PASS, UNCHECKED, run
 
 FRAMEWORKS = ("fake", "liar")
 
@@ -138,6 +138,20 @@ def test_unobservable_property_is_recorded_not_compared() -> None:
     outcome = run(c, NumpyAdapter())
     assert outcome.verdict == PASS
     assert outcome.unobservable == ["version_change of y: numpy has no version change"]
+
+
+def test_an_item_whose_every_expectation_is_unobservable_is_unchecked_not_passed() -> None:
+    from conformance.adapters.numpy_adapter import NumpyAdapter
+
+    # a claim and its exact opposite: neither may pass where nothing is compared
+    for count in (0, 7):
+        outcome = run(case(["y = x.clone()"], f"{{version_change: {{y: {count}}}}}"), NumpyAdapter())
+        assert (outcome.verdict, outcome.observed) == (UNCHECKED, {})
+        assert outcome.reason == "nothing compared: version_change of y: numpy has no version change"
+    # one expectation compared is enough: the rest is recorded as not observed
+    outcome = run(case(["y = x.clone()"], "{version_change: {y: 7}, values: {y: [1.0, 2.0, 3.0, 4.0]}}"),
+                  NumpyAdapter())
+    assert outcome.verdict == PASS and outcome.unobservable
 
 
 def test_layout_overlap_is_exact_for_strided_and_fast_for_dense_layouts() -> None:

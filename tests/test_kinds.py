@@ -26,7 +26,7 @@ from conformance.load.cache import ENTRY_TYPES
 from conformance.load.inputs import NAME_PATTERN
 from conformance.load.reader import load_text
 from conformance.model import ERROR_KINDS, Case, ResultKey
-from conformance.outcomes import FAIL, PASS
+from conformance.outcomes import FAIL, PASS, UNCHECKED
 from conformance.registry import Vocabulary, exception_names
 from conformance.report import analysis
 from conformance.report.diff import compare, render_text
@@ -387,8 +387,10 @@ def test_a_property_the_framework_has_no_notion_of_is_unobservable_not_compared(
         unobservable = frozenset({"version_change"})
 
     outcome = run(load_case("{version_change: {y: 7}}"), NoVersions())
-    assert outcome.verdict == PASS and outcome.observed == {}
+    # nothing was compared: not a pass (its own outcome), whatever the expectation said
+    assert outcome.verdict == UNCHECKED and outcome.observed == {}
     assert outcome.unobservable == ["version_change of y: probe has no version change"]
+    assert outcome.reason == "nothing compared: version_change of y: probe has no version change"
 
 
 def test_kinds_are_checked_error_first_and_relations_last_in_written_order_within() -> None:

@@ -13,7 +13,17 @@ from typing import Any, Mapping
 
 from conformance import kinds, registry
 from conformance.kinds.relations import CLASS_WORDS, COPY, DISJOINT_VIEW, DISTINCT_OBJECT, SAME_OBJECT, VIEW
-from conformance.outcomes import ERROR, FAIL, KNOWN_DIVERGENCE, NOT_APPLICABLE, OUTCOMES, PASS, REFUSED, SKIPPED
+from conformance.outcomes import (
+    ERROR,
+    FAIL,
+    KNOWN_DIVERGENCE,
+    NOT_APPLICABLE,
+    OUTCOMES,
+    PASS,
+    REFUSED,
+    SKIPPED,
+    UNCHECKED,
+)
 from conformance.resultsmodel import Behaviour, CaseInfo, Environment, ErrorSeen, Production, Record, ResultsDocument
 
 # outcomes with an observed behaviour (a refusal is one: the mutation raised, at its step)
@@ -25,7 +35,7 @@ VERIFIED = (PASS, KNOWN_DIVERGENCE)  # ... that the case's expectations confirme
 OPERATION_KIND = {SAME_OBJECT: "same object", VIEW: "view", DISJOINT_VIEW: "view", COPY: "copy",
                   DISTINCT_OBJECT: "new object"}
 OUTCOME_WORDS = {PASS: "pass", KNOWN_DIVERGENCE: "known divergence", REFUSED: "refused (immutable)",
-                 FAIL: "FAIL", ERROR: "ERROR",
+                 UNCHECKED: "nothing compared (unobservable)", FAIL: "FAIL", ERROR: "ERROR",
                  NOT_APPLICABLE: "not applicable", SKIPPED: "skipped"}
 CLAIM_VERDICTS = ("holds", "does not hold", "unsettled", "related only", "refused", "not applicable", "not run")
 
@@ -381,7 +391,7 @@ def _why(info: CaseInfo, cells: dict[str, Cell]) -> dict[str, str]:
         if cell.outcome == KNOWN_DIVERGENCE:
             override = info.overrides.get(fw)
             why[fw] = cell.reason if override is None else override.reason
-        elif cell.outcome in (FAIL, ERROR) and cell.reason:
+        elif cell.outcome in (FAIL, ERROR, UNCHECKED) and cell.reason:
             why[fw] = cell.reason
     return why
 
@@ -493,7 +503,8 @@ def _verdict(stances: dict[str, list[str]]) -> str:
         return "related only"
     if stances.get(REFUSED):  # every case behind it makes a mutation the framework refuses
         return "refused"
-    if stances.get("not_applicable"):
+    # a framework that cannot observe what every case behind the claim checks (unchecked)
+    if stances.get("not_applicable") or stances.get(UNCHECKED):
         return "not applicable"
     return "not run"
 

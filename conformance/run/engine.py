@@ -29,6 +29,7 @@ from conformance.outcomes import (
     PASS,
     REFUSED,
     SKIPPED,
+    UNCHECKED,
     ErrorInfo,
     Mismatch,
     Outcome,
@@ -138,6 +139,11 @@ def _checked(case: Case, runner: Any, expect: Expect, override_reason: str | Non
     if outcome.mismatches:
         outcome.verdict = FAIL
         outcome.reason = outcome.mismatches[0].what
+    elif outcome.unobservable and not outcome.observed:
+        # every expectation was about something this framework cannot observe: a pass here
+        # would claim what nobody compared (a claim and its opposite would both pass)
+        outcome.verdict = UNCHECKED
+        outcome.reason = "nothing compared: " + "; ".join(outcome.unobservable)
     return outcome
 
 
