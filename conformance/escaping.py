@@ -16,7 +16,8 @@ so neither may be taken as markup or as a command by what shows it:
   text need not be its address, ``![x](url)`` into an image fetched when the page is shown,
   ``__name__`` into bold, ``<tag>`` into HTML and ``|`` into a new table cell.
 
-HTML is escaped where it is written (``report_html`` uses ``html.escape`` on every value).
+HTML is escaped where it is written (the behaviour report's page, ``conformance.report.html``,
+uses ``html.escape`` on every text).
 """
 
 from __future__ import annotations
