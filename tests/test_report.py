@@ -481,3 +481,19 @@ def test_a_compiled_difference_about_an_intermediate_says_it_was_observed_apart(
     compiled_record["observed_apart"] = compiled["observed_apart"]
     assert analysis.compiled_differences(record_from_json(eager_record), record_from_json(compiled_record)) == [
         "same_object.w.v: True → False (observed apart)", "values.y: [1.0] → [2.0]"]
+
+
+def test_an_unchecked_item_is_counted_apart_shows_why_and_is_not_scored() -> None:
+    doc = sample()
+    for r in doc["results"]:
+        if r["case"] == "views.reshape.agree" and r["framework"] == "numpy":
+            r.update(outcome="unchecked", reason="nothing compared: version_change of y: numpy has no version change",
+                     observed={}, behaviour={"pairs": [], "error": None, "warnings": []})
+    report = analysis.build(typed(doc))
+    (row,) = [r for r in report.rows if r.case_id == "views.reshape.agree"]
+    assert row.cells["numpy"].words == "nothing compared (unobservable)"
+    assert row.agrees is True  # torch and paddle, the two that compared something
+    counts = dict(analysis.outcome_counts(report))["numpy"]
+    assert counts[analysis.OUTCOMES.index("unchecked")] == 1
+    text = report_md.render(report)
+    assert "nothing compared: version_change of y: numpy has no version change" in text

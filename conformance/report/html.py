@@ -51,7 +51,7 @@ th{background:#f3f3f3;position:sticky;top:0}
 td.num{text-align:right}
 .k-same_object{background:#eadcf7}.k-view,.k-disjoint_view{background:#dbe9fb}.k-copy{background:#dcf3df}
 .k-error{background:#fbdcdc}.k-none,.k-distinct_object{background:#f6f6f6}
-.k-not_applicable,.k-skipped{background:#fff;color:#777}
+.k-not_applicable,.k-skipped,.k-unchecked{background:#fff;color:#777}
 .o-fail,.o-error{outline:3px solid #c62828;outline-offset:-3px}
 .o-known_divergence::before{content:"\\25C6 ";color:#8a5a00}
 .o-refused::before{content:"\\2298 ";color:#555}

@@ -43,7 +43,7 @@ from conformance.report.document import (
 
 # Colour on a code host: one square per aliasing class (and for errors and unrun items).
 MARKS = {"same_object": "🟪", "view": "🟦", "disjoint_view": "🟦", "copy": "🟩", "distinct_object": "⬜",
-         "error": "🟥", "none": "⬜", "not_applicable": "▫️", "skipped": "▫️"}
+         "error": "🟥", "none": "⬜", "not_applicable": "▫️", "skipped": "▫️", "unchecked": "▫️"}
 OUTCOME_MARKS = {"fail": "❌ ", "error": "❌ ", "known_divergence": "◆ ", "refused": "⊘ "}
 VERDICT_MARKS = {"holds": "✅ holds", "does not hold": "❌ does not hold", "unsettled": "⚠️ unsettled"}
 LEGEND = ("Legend: " + ", ".join(f"{MARKS[k]} {v}" for k, v in CLASS_WORDS.items() if k != "disjoint_view")

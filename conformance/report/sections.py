@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from conformance.outcomes import ERROR, FAIL, NOT_APPLICABLE, SKIPPED
+from conformance.outcomes import ERROR, FAIL, NOT_APPLICABLE, SKIPPED, UNCHECKED
 from conformance.report import analysis
 from conformance.report.analysis import (
     OUTCOME_WORDS,
@@ -63,7 +63,7 @@ from conformance.resultsmodel import NOT_INSTALLED
 TITLE = "Cross-framework behaviour report"
 CLAIMS_FILE = "conformance/data/claims.yaml"
 # the outcomes whose cell says why the case did not pass or run
-WITH_REASON = (FAIL, ERROR, NOT_APPLICABLE, SKIPPED)
+WITH_REASON = (FAIL, ERROR, UNCHECKED, NOT_APPLICABLE, SKIPPED)
 
 
 def behaviour_report(report: Report) -> Document:

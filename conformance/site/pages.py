@@ -21,7 +21,7 @@ from conformance.site.search import search_index
 
 # the short mark of a behaviour in a family's table (with its words in a title)
 KIND_MARKS = {"same_object": "S", "view": "V", "disjoint_view": "V", "copy": "C", "distinct_object": "N",
-              "error": "E", "none": "·", "not_applicable": "–", "skipped": "–"}
+              "error": "E", "none": "·", "not_applicable": "–", "skipped": "–", "unchecked": "–"}
 VERDICT_MARKS = {"holds": "✓", "does not hold": "✗", "unsettled": "?", "related only": "~", "refused": "⊘",
                  "not applicable": "–", "not run": "–"}
 NEWEST = 8  # divergences and findings on the home page
