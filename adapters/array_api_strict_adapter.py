@@ -428,6 +428,13 @@ def _tensor_view_operations() -> dict[str, Operation]:
         "method:indices": no_sparse,
         "method:values": no_sparse,
         "method:coalesce": no_sparse,
+        "method:to_sparse_csr": no_sparse,
+        "method:crow_indices": no_sparse,
+        "method:col_indices": no_sparse,
+        **{f"setattr:{part}": absent(f"the Array API standard's arrays have no {part} attribute: {part}(x) is a "
+                                     f"function returning a new array, and no part of a complex array can be "
+                                     f"assigned; the counterpart is x[...] = <a complex array of the new parts>")
+           for part in ("real", "imag")},
     }
 
 
