@@ -382,6 +382,7 @@ class ArrayApiStrictAdapter(ArrayApiStrictProbes, Adapter):
             # array API namespace), for what the neutral keys cannot say (copy=, device=)
             "fn:xp_asarray": _xp_asarray,
             "fn:xp_reshape": lambda x, shape, **kw: xp().reshape(x, shape, **kw),
+            "fn:permute_dims": lambda x, axes: xp().permute_dims(x, axes),
             "fn:xp_astype": _astype,
             "fn:xp_from_dlpack": lambda a, **kw: xp().from_dlpack(a, **kw),
             # array_api_strict.Device(name): 'cpu' is its CPU_DEVICE, other names as written

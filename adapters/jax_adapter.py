@@ -493,6 +493,10 @@ def _tensor_view_operations() -> dict[str, Operation]:
         # without a setter, and the AttributeError is JAX's refusal of a mutation (Immutability)
         "setattr:real": attribute_setter("real"),
         "setattr:imag": attribute_setter("imag"),
+        # NumPy's no-copy contracts (lists), in jax.numpy's spelling
+        "fn:frombuffer": lambda buffer, dtype=None: jnp().frombuffer(
+            buffer, **({} if dtype is None else {"dtype": _dtype(dtype)})),
+        "fn:permute_dims": lambda x, axes: jnp().permute_dims(x, axes),
     }
 
 

@@ -396,6 +396,8 @@ class TorchAdapter(TorchProbes, Adapter):
         # test_view_ops.py facts the corpus lacked (lists): CSR index views, assigning .real / .imag
         ops.update({"method:" + m: passthrough(m) for m in ("to_sparse_csr", "crow_indices", "col_indices")})
         ops.update({"setattr:real": attribute_setter("real"), "setattr:imag": attribute_setter("imag")})
+        # NumPy's no-copy contracts (lists): torch.frombuffer shares the buffer's memory
+        ops["fn:frombuffer"] = lambda buffer, *, dtype: torch().frombuffer(buffer, dtype=_dtype(dtype))
         for name in ("transpose_copy", "permute_copy", "diagonal_copy", "expand_copy", "view_copy", "t_copy",
                      "unsqueeze_copy", "squeeze_copy", "select_copy", "unbind_copy",
                      "split_copy", "split_with_sizes_copy", "unfold_copy", "detach_copy", "alias_copy",
