@@ -382,6 +382,7 @@ class ArrayApiStrictAdapter(ArrayApiStrictProbes, Adapter):
             # array API namespace), for what the neutral keys cannot say (copy=, device=)
             "fn:xp_asarray": _xp_asarray,
             "fn:xp_reshape": lambda x, shape, **kw: xp().reshape(x, shape, **kw),
+            "fn:permute_dims": lambda x, axes: xp().permute_dims(x, axes),
             "fn:xp_astype": _astype,
             "fn:xp_from_dlpack": lambda a, **kw: xp().from_dlpack(a, **kw),
             # array_api_strict.Device(name): 'cpu' is its CPU_DEVICE, other names as written
@@ -428,6 +429,13 @@ def _tensor_view_operations() -> dict[str, Operation]:
         "method:indices": no_sparse,
         "method:values": no_sparse,
         "method:coalesce": no_sparse,
+        "method:to_sparse_csr": no_sparse,
+        "method:crow_indices": no_sparse,
+        "method:col_indices": no_sparse,
+        **{f"setattr:{part}": absent(f"the Array API standard's arrays have no {part} attribute: {part}(x) is a "
+                                     f"function returning a new array, and no part of a complex array can be "
+                                     f"assigned; the counterpart is x[...] = <a complex array of the new parts>")
+           for part in ("real", "imag")},
     }
 
 

@@ -864,6 +864,8 @@ PYTHON_ERRORS: Mapping[str, tuple[str, ...]] = {
     "type_error": SIGNATURE_ERRORS + (
         # item assignment into a value that is not an array (NumPy's x[0, 1] is a scalar)
         r"^TypeError: '[\w.]+' object does not support item assignment",
+        # a unary operator (+x, -x, ~x) of a type that does not define it (TensorFlow's +x)
+        r"^TypeError: bad operand type for unary \S+:",
     ),
 }
 

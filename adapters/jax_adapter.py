@@ -30,6 +30,7 @@ from conformance.adapters.base import (
     TensorProbes,
     absent,
     attribute,
+    attribute_setter,
     dtype_named,
     is_device_name,
     numpy_style_views,
@@ -262,6 +263,8 @@ class JaxAdapter(JaxProbes, Adapter):
         r"^TypeError: JAX arrays are immutable",
         r"^NotImplementedError: out argument of <jnp\.ufunc",
         r"^TypeError: .*got an unexpected keyword argument 'out'",
+        # x.real = v, x.imag = v: the array's properties have no setter
+        r"^AttributeError: property .*of '(ArrayImpl|\w*Tracer)' object has no setter",
     ))
     unobservable = frozenset({"version_change", "grad", "requires_grad", "is_leaf"})
     error_patterns = {
@@ -482,6 +485,18 @@ def _tensor_view_operations() -> dict[str, Operation]:
                         absent("JAX arrays have no to_sparse(); JAX's sparse arrays are the experimental "
                                "jax.experimental.sparse.BCOO (BCOO.fromdense(x), its .indices and .data), "
                                "which this adapter does not map")),
+        **dict.fromkeys(("method:to_sparse_csr", "method:crow_indices", "method:col_indices"),
+                        absent("JAX arrays have no to_sparse_csr(); JAX's CSR arrays are the experimental "
+                               "jax.experimental.sparse.BCSR (BCSR.fromdense(x), its .indptr and .indices), "
+                               "which this adapter does not map")),
+        # test_view_ops.py facts (lists): x.real = v as written; a JAX array's real is a property
+        # without a setter, and the AttributeError is JAX's refusal of a mutation (Immutability)
+        "setattr:real": attribute_setter("real"),
+        "setattr:imag": attribute_setter("imag"),
+        # NumPy's no-copy contracts (lists), in jax.numpy's spelling
+        "fn:frombuffer": lambda buffer, dtype=None: jnp().frombuffer(
+            buffer, **({} if dtype is None else {"dtype": _dtype(dtype)})),
+        "fn:permute_dims": lambda x, axes: jnp().permute_dims(x, axes),
     }
 
 

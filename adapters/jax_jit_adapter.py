@@ -39,6 +39,8 @@ class JaxJitAdapter(JaxAdapter):
         r"^ConcretizationTypeError: Abstract tracer value encountered",
         r"^TracerArrayConversionError: The numpy\.ndarray conversion method",
         r"The array passed to from_dlpack must have __dlpack__ and __dlpack_device__ methods",
+        # jnp.frombuffer of an input, which jit hands the function as a tracer
+        r"^TypeError: a bytes-like object is required, not '\w*Tracer'",
     )}
 
     def compile(self, fn: Any) -> Any:

@@ -32,6 +32,7 @@ from conformance.adapters.base import (
     TensorProbes,
     absent,
     attribute,
+    attribute_setter,
     dtype_named,
     is_device_name,
     passthrough,
@@ -152,8 +153,19 @@ def _tensor_view_operations() -> dict[str, Operation]:
         ops["method:" + name] = absent(f"MindSpore tensors have no {name}() method")
     no_sparse = absent("MindSpore tensors have no to_sparse(); MindSpore's sparse tensors are mindspore.COOTensor "
                        "(Tensor.to_coo(), its indices and values), which this adapter does not map")
-    for name in ("to_sparse", "to_dense", "indices", "values", "coalesce"):
+    for name in ("to_sparse", "indices", "values", "coalesce"):
         ops["method:" + name] = no_sparse
+    # a sparse tensor's to_dense() (mindspore.COOTensor's and CSRTensor's own method)
+    ops["method:to_dense"] = passthrough("to_dense")
+    # test_view_ops.py facts (lists): torch's CSR tensor is MindSpore's CSRTensor (Tensor.to_csr()),
+    # its crow_indices() / col_indices() the CSRTensor's indptr / indices properties
+    ops["method:to_sparse_csr"] = lambda x: x.to_csr()
+    ops["method:crow_indices"] = lambda s: s.indptr
+    ops["method:col_indices"] = lambda s: s.indices
+    # real and imag are methods of mindspore.Tensor (attr:real calls x.real()): assigning x.real
+    # binds a Python attribute of the object, as written
+    ops["setattr:real"] = attribute_setter("real")
+    ops["setattr:imag"] = attribute_setter("imag")
     ops["method:as_strided"] = absent("MindSpore tensors have no as_strided() method")
     return ops
 

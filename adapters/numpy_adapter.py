@@ -12,9 +12,11 @@ from conformance.adapters.base import (
     Operation,
     absent,
     attribute,
+    attribute_setter,
     dtype_named,
     is_device_name,
     numpy_style_views,
+    passthrough,
     split_cuts,
 )
 from conformance.adapters.extent import bounded, check, integers
@@ -208,6 +210,7 @@ class NumpyAdapter(Adapter):
                                  "and scipy.special.expit"),
         }
         ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
+        ops.update(_np_no_copy_operations())
         ops.update(_tensor_view_operations())
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_missing_operations())
@@ -301,6 +304,12 @@ def _tensor_view_operations() -> dict[str, Operation]:
         "method:indices": absent(_NO_SPARSE),
         "method:values": absent(_NO_SPARSE),
         "method:coalesce": absent(_NO_SPARSE),
+        "method:to_sparse_csr": absent(_NO_SPARSE),
+        "method:crow_indices": absent(_NO_SPARSE),
+        "method:col_indices": absent(_NO_SPARSE),
+        # "a.real = 9" in numpy.real's docs: assigning the real or imaginary part writes the array
+        "setattr:real": attribute_setter("real"),
+        "setattr:imag": attribute_setter("imag"),
         "method:as_strided_": absent(_NO_INPLACE_METHOD),
         "method:swapaxes_": absent(_NO_INPLACE_METHOD),
         "method:swapdims_": absent(_NO_INPLACE_METHOD),
@@ -379,6 +388,34 @@ _STRUCTURAL_INPLACE_COUNTERPARTS = {
 def _structural_inplace_operations() -> dict[str, Operation]:
     return {"method:" + name: absent(f"NumPy arrays have no {name}() method; the in-place counterpart is {cp}")
             for name, cp in _STRUCTURAL_INPLACE_COUNTERPARTS.items()}
+def _recfunctions() -> Any:
+    import numpy.lib.recfunctions
+
+    return numpy.lib.recfunctions
+
+
+def _np_no_copy_operations() -> dict[str, Operation]:
+    """NumPy's documented no-copy contracts that no other framework's vocabulary had (lists):
+    frombuffer ("a view into the original object"), permute_dims, byteswap(inplace=True),
+    asmatrix ("does not make a copy if the input is already a matrix or an ndarray"), the
+    structured/unstructured conversions of numpy.lib.recfunctions ("a view is returned if
+    possible"), and assigning .shape, which never copies ("Incompatible shape for in-place
+    modification" where a copy would be needed)."""
+    np = _np
+    return {
+        "fn:frombuffer": lambda buffer, dtype=None: np().frombuffer(
+            buffer, **({} if dtype is None else {"dtype": dtype_named(dtype)})),
+        "fn:permute_dims": lambda x, axes: np().permute_dims(x, axes),
+        "method:byteswap": passthrough("byteswap"),
+        "fn:asmatrix": lambda data: np().asmatrix(data),
+        "fn:structured_to_unstructured": lambda arr, copy=False: _recfunctions().structured_to_unstructured(
+            arr, copy=copy),
+        "fn:unstructured_to_structured": lambda arr, copy=False: _recfunctions().unstructured_to_structured(
+            arr, copy=copy),
+        "setattr:shape": attribute_setter("shape"),
+    }
+
+
 def _np_view_operations() -> dict[str, Operation]:
     """Issue 18 (views-np-paddle): NumPy's documented views of the flip, rot90, rollaxis,
     broadcast_arrays, atleast_nd and diag family, in torch's argument conventions."""

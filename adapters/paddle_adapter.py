@@ -574,6 +574,14 @@ def _tensor_view_operations() -> dict[str, Operation]:
         "method:split_with_sizes": lambda x, sizes, dim=0: x.split_with_sizes(list(sizes), dim),
         # torch's to_sparse() (COO, every dimension sparse) is Paddle's to_sparse_coo(ndim)
         "method:to_sparse": lambda x: x.to_sparse_coo(len(x.shape)),
+        # test_view_ops.py facts (lists): a CSR tensor's index tensors are Paddle's crows() / cols()
+        "method:to_sparse_csr": passthrough("to_sparse_csr"),
+        "method:crow_indices": lambda x: x.crows(),
+        "method:col_indices": lambda x: x.cols(),
+        # real and imag are methods of paddle.Tensor (attr:real calls x.real()): assigning x.real
+        # binds a Python attribute of the object, as written
+        "setattr:real": attribute_setter("real"),
+        "setattr:imag": attribute_setter("imag"),
     }
 
 

@@ -212,6 +212,14 @@ def _tensor_view_operations() -> dict[str, Operation]:
         "method:indices": lambda x: tf().transpose(x.indices),
         "method:values": lambda x: x.values,
         "method:coalesce": lambda x: tf().sparse.reorder(x),
+        # test_view_ops.py facts (lists)
+        **dict.fromkeys(("method:to_sparse_csr", "method:crow_indices", "method:col_indices"),
+                        absent("TensorFlow has no CSR tensor with index accessors: its sparse tensor is "
+                               "tf.sparse.SparseTensor, in COO form (indices, values)")),
+        **{f"setattr:{part}": absent(f"tf.Tensor has no {part} attribute to assign: the {part} part is "
+                                     f"tf.math.{part}(x), a new tensor, and tensors are immutable; the counterpart "
+                                     f"is a new tensor, tf.complex(...) of the parts")
+           for part in ("real", "imag")},
     }
 
 

@@ -107,7 +107,9 @@ class TorchCompileAdapter(TorchAdapter):
         r"Cannot access data pointer of Tensor \(e\.g\. FakeTensor",
         r"^IndexError: tuple index out of range",
         r"functionalization encountered a tensor being mutated that has internal overlap",
-        r"^AssertionError: expected size \d+==\d+, stride \d+==\d+ at dim=\d+")}
+        r"^AssertionError: expected size \d+==\d+, stride \d+==\d+ at dim=\d+",
+        # torch.frombuffer of an ndarray input, which Dynamo hands the function as a tensor
+        r"object does not implement Python buffer protocol")}
 
     def load(self) -> None:
         super().load()

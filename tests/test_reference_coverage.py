@@ -12,6 +12,7 @@ import pytest
 
 from conformance import registry
 from conformance.load.reader import Vocabulary, load_text
+from conformance.model import ERROR_KINDS
 from conformance.source import CaseFormatError, split
 from conformance.tools import coverage
 from conformance.tools.cli import main
@@ -225,10 +226,10 @@ def test_the_committed_page_is_current_and_every_list_meets_its_target() -> None
     assert not below, "\n".join(below)
 
 
-def test_an_operation_the_framework_refuses_is_covered_by_the_case_expecting_its_error(tmp_path: Path) -> None:
+def test_an_operation_the_framework_lacks_is_covered_by_the_case_expecting_its_error(tmp_path: Path) -> None:
     ref = coverage.read_list(write(tmp_path, "torch-inplace.yaml", INPLACE))
     asserted = "expect: {same_object: {y & x: true}, shares_memory: {v & x: true}, version_change: {x: 1}}"
-    refused = CASES.replace(asserted, "expect: {error: {at: 2, kind: other}}")
+    refused = CASES.replace(asserted, "expect: {error: {at: 2, kind: unsupported_dtype}}")
     result = load_text(refused, "cases/t.yaml", VOCAB)
     assert not result.errors, result.errors
     entry = coverage.measure(ref, result.cases, {"torch": FakeAdapter(ALL)}).entries[0]
@@ -239,6 +240,25 @@ def test_an_operation_the_framework_refuses_is_covered_by_the_case_expecting_its
                              {"torch": FakeAdapter(ALL)}).entries[0]
     assert not entry.covered
     assert entry.gap() == "no case asserts same_object, shares_memory or same_storage, version_change"
+
+
+@pytest.mark.parametrize("kind", sorted(set(ERROR_KINDS) - coverage.LACKS_OPERATION))
+def test_an_expected_error_of_a_kind_that_does_not_say_the_operation_is_lacking_covers_nothing(
+        tmp_path: Path, kind: str) -> None:
+    # a leaf that requires grad, a refused shape, a message no kind matches (other): the
+    # framework has the operation and refused these arguments, so the case checks no result of it
+    ref = coverage.read_list(write(tmp_path, "torch-inplace.yaml", INPLACE))
+    asserted = "expect: {same_object: {y & x: true}, shares_memory: {v & x: true}, version_change: {x: 1}}"
+    refused = CASES.replace(asserted, f"expect: {{error: {{at: 2, kind: {kind}}}}}")
+    result = load_text(refused, "cases/t.yaml", VOCAB)
+    assert not result.errors, result.errors
+    entry = coverage.measure(ref, result.cases, {"torch": FakeAdapter(ALL)}).entries[0]
+    assert not entry.covered and not entry.raises
+    assert entry.gap() == "no case asserts same_object, shares_memory or same_storage, version_change"
+
+
+def test_the_kinds_that_say_an_operation_is_lacking_are_error_kinds() -> None:
+    assert coverage.LACKS_OPERATION == {"unsupported_dtype", "immutable"} <= set(ERROR_KINDS)
 
 
 def test_basic_indexing_is_matched_by_the_kind_of_index_a_case_reads(tmp_path: Path) -> None:

@@ -83,18 +83,23 @@ PLAIN = {
               "fn:alias_copy", "fn:as_strided_copy", "fn:detach_copy", "fn:diagonal_copy", "fn:expand_copy",
               "fn:indices_copy", "fn:permute_copy", "fn:select_copy", "fn:split_copy", "fn:split_with_sizes_copy",
               "fn:squeeze_copy", "fn:t_copy", "fn:transpose_copy", "fn:unbind_copy", "fn:unfold_copy",
-              "fn:unsqueeze_copy", "fn:values_copy", "fn:view_as_real_copy", "fn:view_copy"},
+              "fn:unsqueeze_copy", "fn:values_copy", "fn:view_as_real_copy", "fn:view_copy",
+              # x.real = v, x.imag = v as written (test_view_ops.py's test_set_real_imag)
+              "setattr:real", "setattr:imag"},
     "paddle": {"block:enable_grad", "block:no_grad", "fn:abs", "fn:abs_", "fn:add", "fn:exp", "fn:from_dlpack",
                "fn:from_numpy", "fn:relu_", "fn:sigmoid", "fn:sqrt", "fn:view_as_complex", "fn:view_as_real",
                "fn:where", "fn:dropout", "fn:Dropout", "method:narrow", "method:scale", "setattr:data",
                "setattr:stop_gradient", "fn:mul", "method:astype", "method:unsqueeze", "fn:clamp", "fn:elu_",
-               "fn:leaky_relu_"},
+               "fn:leaky_relu_", "setattr:real", "setattr:imag"},
     "numpy": {"fn:abs", "fn:add", "fn:exp", "fn:from_dlpack", "fn:sqrt", "fn:where", "method:conj",
               "method:copy", "method:diagonal", "method:item", "method:ravel", "method:tolist", "method:astype",
-              "method:flatten", "method:take"},
+              "method:flatten", "method:take", "setattr:real", "setattr:imag",
+              # NumPy's no-copy contracts (lists), its own functions with the case's arguments
+              "fn:asmatrix", "fn:permute_dims", "fn:structured_to_unstructured", "fn:unstructured_to_structured",
+              "setattr:shape"},
     # the standard's functions of the same name, keywords as written (out= reaches them, refused)
     "array_api_strict": {"fn:abs", "fn:add", "fn:exp", "fn:sqrt", "fn:where", "fn:from_dlpack",
-                         "fn:xp_from_dlpack", "fn:xp_reshape"},
+                         "fn:xp_from_dlpack", "fn:xp_reshape", "fn:permute_dims"},
 }
 
 

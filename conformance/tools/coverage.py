@@ -16,7 +16,10 @@ An entry of a list is **covered** on the list's framework when
    some aliasing relation (:data:`REQUIRED`), an in-place method the returned object's
    identity, memory shared with a view taken before the call, and the version counter
    (each where the framework can observe it) — or one of them expects the operation's own
-   step to raise there (the framework refuses it: there is no result to check).
+   step to raise there with an error kind that says the framework lacks the operation
+   (:data:`LACKS_OPERATION`: there is no result to check). Any other expected error (a leaf
+   that requires grad, a shape or dtype the call refuses, ``other``) is a refusal of those
+   arguments, not of the operation, and covers nothing.
 
 Entries marked ``no_counterpart`` (an in-place method no other framework has) are listed,
 with the reason, outside the percentage. Nothing here imports a framework.
@@ -49,6 +52,13 @@ REQUIRED: Mapping[str, tuple[tuple[str, ...], ...]] = {
     "inplace": (("same_object",), ("shares_memory", "same_storage"), ("version_change",)),
 }
 SHOWN_CASES = 3
+
+# The error kinds (conformance.model.ERROR_KINDS) that say the framework lacks the operation
+# itself, so that a case expecting one at the operation's step stands for the result it cannot
+# have: no implementation for the tensor's dtype (no kernel registered), or arrays that cannot
+# change at all. Every other kind is a refusal of what the case passed (``inplace_on_leaf``,
+# ``shape_mismatch``, ...) or says nothing of why (``other``).
+LACKS_OPERATION = frozenset({"unsupported_dtype", "immutable"})
 
 
 @dataclass(frozen=True)
@@ -86,7 +96,7 @@ class EntryCoverage:
     cases: tuple[Case, ...]  # the cases that use a key and apply on the list's framework
     missing: tuple[str, ...]  # requirements no covering case asserts ("version_change")
     also_on: tuple[str, ...]  # the other frameworks where some of those cases apply
-    raises: bool = False  # a case expects the operation's own step to raise there: no result to check
+    raises: bool = False  # a case expects its own step to raise, of a kind saying the framework lacks it
 
     @property
     def counted(self) -> bool:
@@ -326,9 +336,13 @@ def measure(reference: ReferenceList, cases: Sequence[Case], adapters: Mapping[s
 
 def _raises_at(case: Case, framework: str, keys: set[str]) -> bool:
     """Whether the case expects, on the framework, an error at a step that calls one of the
-    keys: the framework refuses the operation (MindSpore's CPU build has no kernel for many
-    in-place methods), so there is no result whose identity or memory a case could assert."""
+    keys, of a kind that says the framework lacks the operation (:data:`LACKS_OPERATION`), so
+    that there is no result whose identity or memory a case could assert. A refusal of
+    another kind (a leaf that requires grad, MindSpore's missing CPU kernels, which its
+    adapter classifies as ``other``) does not count."""
     error = case.expect_for(framework).checks.get("error")
+    if getattr(error, "kind", None) not in LACKS_OPERATION:
+        return False
     at = getattr(error, "at", None)
     flat = case.flat_steps()
     return isinstance(at, int) and 0 < at <= len(flat) and bool((operations_of(flat[at - 1])
@@ -354,8 +368,10 @@ assert what the list asks: for a view op, an aliasing relation (`shares_memory`,
 `same_storage`, `same_object` or `recorded_view`); for an in-place method, the identity of
 what it returns (`same_object`), the memory (a view taken before the call sees the result:
 `shares_memory`) and the version counter (`version_change`), where the framework can
-observe each; where a case expects the operation's own step to raise on that framework
-(*raises:*), it refuses the operation and there is no result to check. *Also run on*
+observe each; where a case expects the operation's own step to raise on that framework with
+an error kind saying the framework lacks the operation (`unsupported_dtype`, `immutable`:
+*raises:*), there is no result to check; an expected error of any other kind (a leaf that
+requires grad, `other`) covers nothing. *Also run on*
 names the other frameworks where a case of the operation applies. In-place methods no
 other framework has are listed with the reason, outside the percentage.
 """
