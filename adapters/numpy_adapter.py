@@ -388,6 +388,8 @@ _STRUCTURAL_INPLACE_COUNTERPARTS = {
 def _structural_inplace_operations() -> dict[str, Operation]:
     return {"method:" + name: absent(f"NumPy arrays have no {name}() method; the in-place counterpart is {cp}")
             for name, cp in _STRUCTURAL_INPLACE_COUNTERPARTS.items()}
+
+
 def _recfunctions() -> Any:
     import numpy.lib.recfunctions
 
