@@ -366,7 +366,7 @@ class ArrayApiStrictAdapter(ArrayApiStrictProbes, Adapter):
             "fn:abs": lambda x, **kw: xp().abs(x, **kw),
             "fn:sqrt": lambda x, **kw: xp().sqrt(x, **kw),
             "fn:clamp": lambda x, min=None, max=None, **kw: xp().clip(x, min=min, max=max, **kw),
-            "fn:where": lambda c, x, y: xp().where(c, x, y),
+            "fn:where": lambda c, *xy: xp().where(c, *xy),
             "fn:cat": lambda xs, dim=0: xp().concat(xs, axis=dim),
             "fn:stack": lambda xs, dim=0: xp().stack(xs, axis=dim),
             "fn:zeros": _zeros("zeros"),

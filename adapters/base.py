@@ -407,11 +407,11 @@ class ArrayProbes:
         if not isinstance(obj, np.ndarray):
             raise NotImplementedError(f"{type(obj).__module__.partition('.')[0]} records no views "
                                       "(no public base of a view)")
-        root = obj.base
-        if not isinstance(root, np.ndarray):
+        root = _recorded_owner(obj)
+        if root is None:
             return None
-        while isinstance(root.base, np.ndarray):
-            root = root.base
+        while (owner := _recorded_owner(root)) is not None:
+            root = owner
         return root
 
     def overlaps(self, a: Any, b: Any) -> bool:
@@ -917,3 +917,19 @@ if TYPE_CHECKING:  # mypy: the base class (and so, overriding it compatibly, eve
 
     def _contract(adapter: Adapter) -> FrameworkAdapter:
         return adapter
+
+
+def _recorded_owner(array: Any) -> Any:
+    """The array NumPy records as the owner of ``array``'s memory (its ``.base``), else None.
+    np.lib.stride_tricks.as_strided records an object of its own between its result and the
+    input (a DummyArray: the input's ``__array_interface__`` and the input as ``.base``),
+    which is followed: the result is a view of the input (issue 38)."""
+    import numpy as np
+
+    base = array.base
+    if isinstance(base, np.ndarray):
+        return base
+    inner = getattr(base, "base", None)
+    if base is not None and hasattr(base, "__array_interface__") and isinstance(inner, np.ndarray):
+        return inner
+    return None

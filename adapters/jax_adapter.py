@@ -375,7 +375,7 @@ class JaxAdapter(JaxProbes, Adapter):
             "method:contiguous": absent("JAX has no contiguous(): its arrays have no strides (always dense); "
                                         "no counterpart"),
             "method:to": _to,
-            "method:astype": lambda x, dtype: x.astype(_dtype(dtype)),
+            "method:astype": lambda x, dtype, **kw: x.astype(_dtype(dtype), **kw),
             "method:numpy": absent("JAX arrays have no numpy() method; the counterparts are np.asarray(x) "
                                    "(asarray) and jax.device_get(x)"),
             "method:cpu": absent("JAX arrays have no cpu(); the counterpart is jax.device_put(x, "
@@ -412,7 +412,7 @@ class JaxAdapter(JaxProbes, Adapter):
             "fn:leaky_relu": lambda x, negative_slope=0.01, **kw: jax().nn.leaky_relu(x, negative_slope, **kw),
             "fn:elu": lambda x, alpha=1.0, **kw: jax().nn.elu(x, alpha, **kw),
             "fn:hardtanh": _hardtanh,
-            "fn:where": lambda c, x, y: jnp().where(c, x, y),
+            "fn:where": lambda c, *xy: jnp().where(c, *xy),
             "fn:cat": lambda xs, dim=0: jnp().concat(xs, axis=dim),
             "fn:stack": lambda xs, dim=0: jnp().stack(xs, axis=dim),
             "fn:tensor": lambda a, dtype=None: jnp().array(a, dtype=_dtype(dtype)),

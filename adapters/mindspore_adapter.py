@@ -375,7 +375,7 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
             "method:assign_value": passthrough("assign_value"),
             "method:set_data": passthrough("set_data"),
             "fn:Parameter": lambda data, **kw: ms().Parameter(data, **kw),
-            "method:astype": lambda x, dtype: x.astype(_dtype(dtype)),
+            "method:astype": lambda x, dtype, **kw: x.astype(_dtype(dtype), **kw),
             "method:expand": lambda x, *s: x.expand(*s),
             "method:broadcast_to": lambda x, *s: x.broadcast_to(_shape(s)),
             "method:unfold": absent("MindSpore's Tensor.unfold is im2col (mindspore.ops.unfold over 4-D input), not "
@@ -395,7 +395,7 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
             "fn:sigmoid": lambda x, **kw: ms().mint.sigmoid(x, **kw),
             "fn:sqrt": lambda x, **kw: ms().mint.sqrt(x, **kw),
             "fn:clamp": lambda x, min=None, max=None, **kw: ms().mint.clamp(x, min, max, **kw),
-            "fn:where": lambda c, x, y: ms().mint.where(c, x, y),
+            "fn:where": lambda c, *xy: ms().mint.where(c, *xy),
             "fn:cat": lambda xs, dim=0: ms().mint.cat(xs, dim),
             "fn:stack": lambda xs, dim=0: ms().mint.stack(xs, dim),
             "fn:zeros": lambda *s, dtype=None: ms().mint.zeros(_shape(s), dtype=_dtype_or_none(dtype)),

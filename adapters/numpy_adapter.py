@@ -169,7 +169,7 @@ class NumpyAdapter(Adapter):
             "method:clone": lambda x: x.copy(),
             "method:contiguous": lambda x: np().ascontiguousarray(x),
             "method:to": _to,
-            "method:astype": lambda x, dtype: x.astype(dtype_named(dtype)),
+            "method:astype": lambda x, dtype, **kw: x.astype(dtype_named(dtype), **kw),  # copy=, casting=
             "method:sum": lambda x, dim=None: x.sum(axis=dim),
             "method:index_select": lambda x, dim, index: np().take(x, index, axis=dim),
             "method:masked_select": lambda x, mask: x[mask],
@@ -194,7 +194,7 @@ class NumpyAdapter(Adapter):
             "fn:abs_": absent("NumPy has no abs_(); the counterpart is abs(x, out=x)"),
             "method:scale": absent("NumPy arrays have no scale(); the counterpart is multiply()"),
             "fn:tensor": lambda a, dtype=None: np().array(a, dtype=dtype_named(dtype)),
-            "fn:where": lambda c, x, y: np().where(c, x, y),
+            "fn:where": lambda c, *xy: np().where(c, *xy),  # where(c) too: its nonzero() form
             "fn:cat": lambda xs, dim=0: np().concatenate(xs, axis=dim),
             "fn:stack": lambda xs, dim=0: np().stack(xs, axis=dim),
             # without a dtype, NumPy's default: float64 (torch and Paddle make float32)

@@ -454,7 +454,7 @@ class PaddleAdapter(PaddleProbes, Adapter):
             "fn:take_along_dim": lambda x, index, *args, **kwargs: paddle().take_along_dim(x, index, *args, **kwargs),
             "method:flip": lambda x, dims: x.flip(list(dims) if isinstance(dims, (list, tuple)) else [dims]),
             "method:to": _to,
-            "method:astype": lambda x, dtype: x.astype(dtype_named(dtype)),
+            "method:astype": lambda x, dtype, **kw: x.astype(dtype_named(dtype), **kw),
             "method:sum": lambda x, dim=None: x.sum(axis=dim),
             "method:index_select": lambda x, dim, index: x.index_select(index, axis=dim),
             # Paddle's own gather, in torch's argument order, which it documents as its PyTorch-
@@ -487,7 +487,7 @@ class PaddleAdapter(PaddleProbes, Adapter):
             "fn:as_tensor": lambda a, dtype=None: paddle().as_tensor(a, dtype=dtype_named(dtype)),
             "fn:from_dlpack": lambda a: paddle().from_dlpack(a),
             "fn:tensor": lambda a, dtype=None: paddle().tensor(a, dtype=dtype_named(dtype)),
-            "fn:where": lambda c, x, y: paddle().where(c, x, y),
+            "fn:where": lambda c, *xy: paddle().where(c, *xy),
             "fn:cat": lambda xs, dim=0: paddle().cat(xs, dim),
             "fn:stack": lambda xs, dim=0: paddle().stack(xs, axis=dim),
             # without a dtype, Paddle's default (paddle.get_default_dtype(), float32 unless changed)

@@ -554,7 +554,7 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
                                         "contiguous()"),
             "method:detach": lambda x: tf().stop_gradient(x),
             "method:to": _to,
-            "method:astype": lambda x, dtype: tf().cast(x, _dtype(dtype)),
+            "method:astype": lambda x, dtype, **kw: tf().cast(x, _dtype(dtype), **kw),  # cast takes no copy=
             "method:cpu": absent("TensorFlow tensors have no cpu(); placement is a tf.device('CPU') scope"),
             "method:numpy": lambda x: x.numpy(),
             "method:sum": lambda x, dim=None: tf().reduce_sum(x, axis=dim),
@@ -577,7 +577,7 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
             "fn:sqrt": lambda x, **kw: tf().sqrt(x, **kw),
             "fn:sigmoid": lambda x, **kw: tf().sigmoid(x, **kw),
             "fn:clamp": lambda x, min=None, max=None, **kw: tf().clip_by_value(x, min, max, **kw),
-            "fn:where": lambda c, x, y: tf().where(c, x, y),
+            "fn:where": lambda c, *xy: tf().where(c, *xy),
             "fn:cat": lambda xs, dim=0: tf().concat(xs, axis=dim),
             "fn:stack": lambda xs, dim=0: tf().stack(xs, axis=dim),
             # without a dtype, TensorFlow's default: float32

@@ -376,7 +376,7 @@ class TorchAdapter(TorchProbes, Adapter):
             "fn:view_as_complex": lambda x: torch().view_as_complex(x),
             "fn:take_along_dim": lambda x, index, dim=None: torch().take_along_dim(x, index, dim=dim),
             "fn:tensor": lambda a, dtype=None: torch().tensor(a, dtype=None if dtype is None else _dtype(dtype)),
-            "fn:where": lambda c, x, y: torch().where(c, x, y),
+            "fn:where": lambda c, *xy: torch().where(c, *xy),
             "fn:cat": lambda xs, dim=0: torch().cat(xs, dim=dim),
             "fn:stack": lambda xs, dim=0: torch().stack(xs, dim=dim),
             # without a dtype, torch's default (torch.get_default_dtype(), float32 unless changed)

@@ -8,7 +8,7 @@ from fake_adapter import FakeAdapter, LyingAdapter
 
 from conformance.load.reader import Vocabulary, load_text
 from conformance.model import Case, ResultKey
-from conformance.run.engine import FAIL, NOT_APPLICABLE, PASS, UNCHECKED, run
+from conformance.run.engine import ERROR, FAIL, NOT_APPLICABLE, PASS, UNCHECKED, run
 
 FRAMEWORKS = ("fake", "liar")
 
@@ -152,6 +152,18 @@ def test_an_item_whose_every_expectation_is_unobservable_is_unchecked_not_passed
     outcome = run(case(["y = x.clone()"], "{version_change: {y: 7}, values: {y: [1.0, 2.0, 3.0, 4.0]}}"),
                   NumpyAdapter())
     assert outcome.verdict == PASS and outcome.unobservable
+
+
+def test_an_argument_the_adapters_own_entry_does_not_take_is_no_framework_error() -> None:
+    # clone's entry is the suite's lambda x: x.copy(): an extra argument is refused by the
+    # lambda itself, before NumPy is called, so it is not NumPy's TypeError (issue 38)
+    outcome = run(case(["y = x.clone(1)"], "{error: {at: 1, kind: type_error}}"), FakeAdapter())
+    assert outcome.verdict == ERROR
+    assert "fake's table entry for method:clone does not take these arguments" in outcome.reason
+    assert "so fake itself was never called" in outcome.reason
+    # the framework's own refusal, raised inside the entry, stays the framework's
+    outcome = run(case(["y = x.view(1, 2, 3)"], "{error: {at: 1, kind: shape_mismatch}}"), FakeAdapter())
+    assert outcome.verdict == PASS, outcome.mismatches
 
 
 def test_layout_overlap_is_exact_for_strided_and_fast_for_dense_layouts() -> None:

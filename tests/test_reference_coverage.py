@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from results_factory import record, sample, typed
 
 from conformance import registry
 from conformance.load.reader import Vocabulary, load_text
@@ -143,9 +144,10 @@ def test_an_in_place_method_needs_identity_memory_and_version_and_no_counterpart
 
 def test_a_case_recorded_as_not_applicable_in_a_results_file_does_not_count(tmp_path: Path) -> None:
     ref = coverage.read_list(write(tmp_path, "torch-views.yaml", VIEWS))
-    not_run = coverage.not_run_from_results({"results": [
-        {"case": "views.view.shares", "framework": "torch", "outcome": "not_applicable"},
-        {"case": "views.view.shares", "framework": "paddle", "outcome": "pass"}]})
+    document = sample()
+    document["results"] = [dict(record("views.view.shares", "torch", "not_applicable")),
+                           dict(record("views.view.shares", "paddle"))]
+    not_run = coverage.not_run_from_results(typed(document))
     entry = coverage.measure(ref, cases(), {"torch": FakeAdapter(ALL)}, not_run).entries[0]
     assert entry.gap() == "no case applies"
 

@@ -9,6 +9,7 @@ behavioural memory probe) run last, after values and version counters were read.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 import zlib
 from contextlib import AbstractContextManager
@@ -54,6 +55,12 @@ class _NotApplicableAtRun(Exception):
 
 class _Refused(Exception):
     """The case broke a limit of conformance.limits; the message names the step."""
+
+
+class _WrapperRefused(Exception):
+    """The adapter's own table entry (a function of the adapter's module) did not take the
+    call's arguments, so the framework was never called: the TypeError is the suite's, and
+    recording it as the framework's error would be a false verdict (issue 38)."""
 
 
 def case_seed(case_id: str) -> int:
@@ -219,6 +226,8 @@ class _Runner:
             except LimitExceeded as exc:
                 raise _Refused(f"step {step.number} {step.text!r} ({step.location}): {exc} "
                                "(limits: docs/security.md)") from None
+            except _WrapperRefused as exc:
+                raise _Refused(f"step {step.number} {step.text!r} ({step.location}): {exc}") from None
             except Exception as exc:  # the framework's behaviour, recorded, not raised
                 if self.adapter.out_of_memory(exc):
                     raise _Refused(f"step {step.number} {step.text!r} ({step.location}) ran out of the "
@@ -301,7 +310,16 @@ class _Runner:
         name = key.partition(":")[2] or key
         self.bounds.before_call(key, name, arguments, keywords)
         before = self.unwritten.elements_before(key, arguments)
-        result = self.operation(key, arguments)(*arguments, **keywords)
+        operation = self.operation(key, arguments)
+        try:
+            result = operation(*arguments, **keywords)
+        except TypeError as exc:
+            if _refused_by_entry(operation, exc, self.adapter):
+                raise _WrapperRefused(f"{self.adapter.name}'s table entry for {key} does not take these arguments "
+                                      f"({exc}), so {self.adapter.name} itself was never called: the entry "
+                                      "must take every call the framework's own function takes "
+                                      "(docs/adapters.md)") from None
+            raise
         self.bounds.made(result, f"{name}() made")
         self.unwritten.after_call(key, arguments, keywords, result, self.step.number if self.step else 0, before)
         return result
@@ -420,6 +438,19 @@ class _Checker:
 
     def unobservable(self, text: str) -> None:
         self.outcome.unobservable.append(text)
+
+
+def _refused_by_entry(operation: Any, exc: TypeError, adapter: Any) -> bool:
+    """Whether a TypeError is the adapter's table entry refusing its arguments: the entry is a
+    Python function of the adapter's own modules (its class's and its bases', where the
+    table's wrappers are written), and the error was raised binding the arguments to it (the
+    traceback has no frame of the entry: nothing of it ran). A TypeError raised by the
+    framework's own function, inside the entry, has the entry's frame; a framework function
+    put in the table as it is belongs to the framework's module."""
+    if not inspect.isfunction(operation):
+        return False
+    own = {cls.__module__ for cls in type(adapter).__mro__ if cls is not object}
+    return operation.__module__ in own and exc.__traceback__ is not None and exc.__traceback__.tb_next is None
 
 
 def _qualname(tp: type) -> str:
