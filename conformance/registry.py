@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import difflib
 import importlib
 import importlib.util
 import json
@@ -69,6 +70,30 @@ def adapter_specs() -> dict[str, str]:
 
 def framework_names() -> list[str]:
     return list(adapter_specs())
+
+
+# what people call the frameworks and modes, for the did-you-mean of an unknown name
+_CALLED = {"pytorch": "torch", "tf": "tensorflow", "np": "numpy", "ms": "mindspore", "paddlepaddle": "paddle",
+           "array-api-strict": "array_api_strict", "torch.compile": "torch_compile", "inductor": "torch_inductor",
+           "jax.jit": "jax_jit", "jit": "jax_jit", "tf.function": "tensorflow_function", "xla": "tensorflow_xla",
+           "to_static": "paddle_static", "paddle.jit.to_static": "paddle_static"}
+
+
+def unknown_frameworks(names: list[str]) -> str | None:
+    """What is wrong with a list of framework names (None: every one is registered):
+    ``unknown framework(s) pytorch (did you mean 'torch'?); known: ...``."""
+    known = framework_names()
+    unknown = [n for n in names if n not in known]
+    if not unknown:
+        return None
+    said = []
+    for name in unknown:
+        guess = _CALLED.get(name.lower())
+        if guess is None or guess not in known:
+            close = difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.6)
+            guess = close[0] if close else None
+        said.append(f"{name} (did you mean {guess!r}?)" if guess else name)
+    return f"unknown framework(s) {', '.join(said)}; known: {', '.join(known)}"
 
 
 def eager_names() -> list[str]:

@@ -3,6 +3,7 @@ written from the commands themselves, so a new command cannot be left out of it.
 
 from __future__ import annotations
 
+import argparse
 import re
 
 import pytest
@@ -35,3 +36,15 @@ def test_every_command_has_its_own_help(capsys: pytest.CaptureFixture[str]) -> N
             cli.main([name, "--help"])
         assert done.value.code == 0
         assert capsys.readouterr().out.startswith(f"usage: conformance {name}")
+
+
+def test_every_command_says_what_it_does_and_what_each_argument_is() -> None:
+    (sub,) = [a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    unexplained = []
+    for name, command_parser in sub.choices.items():
+        if not command_parser.description:
+            unexplained.append(f"{name}: no description")
+        for action in command_parser._actions:
+            if not action.help and not isinstance(action, argparse._HelpAction):
+                unexplained.append(f"{name}: {'/'.join(action.option_strings) or action.dest} has no help")
+    assert not unexplained, unexplained

@@ -103,6 +103,14 @@ def test_unknown_framework_in_option_is_a_usage_error(corpus: pytest.Pytester) -
         ["*unknown framework(s) mxnet; known: numpy, torch, paddle, jax, tensorflow, mindspore, array_api_strict*"])
 
 
+def test_a_framework_called_by_another_name_gets_a_did_you_mean(corpus: pytest.Pytester) -> None:
+    result = corpus.runpytest("--frameworks", "pytorch,tf,torch.compile,numpyy")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--frameworks: unknown framework(s) pytorch (did you mean 'torch'?), tf (did you "
+                                 "mean 'tensorflow'?), torch.compile (did you mean 'torch_compile'?), numpyy (did "
+                                 "you mean 'numpy'?); known: numpy, torch, *"])
+
+
 def test_yaml_outside_case_paths_is_not_collected(corpus: pytest.Pytester) -> None:
     (corpus.path / "config.yaml").write_text("not: a case file\n")
     result = corpus.runpytest("--collect-only", "-q", "--frameworks", "numpy")

@@ -28,10 +28,9 @@ def selected_frameworks(config: pytest.Config) -> list[str] | None:
     if not wanted and not modes:
         return None
     names = [n.strip() for n in wanted.split(",") if n.strip()] if wanted else registry.framework_names()
-    unknown = [n for n in names if n not in registry.framework_names()]
-    if unknown:
-        raise pytest.UsageError(f"--frameworks: unknown framework(s) {', '.join(unknown)}; "
-                                f"known: {', '.join(registry.framework_names())}")
+    problem = registry.unknown_frameworks(names)
+    if problem:
+        raise pytest.UsageError(f"--frameworks: {problem}")
     if modes:
         chosen = [m.strip() for m in modes.split(",") if m.strip()]
         bad = [m for m in chosen if m not in MODES]

@@ -94,10 +94,9 @@ def configured_frameworks(config: pytest.Config) -> list[str]:
     """ini ``conformance_frameworks``: the frameworks a project runs its cases on (an empty
     list: every registered one). ``--frameworks`` then selects among them."""
     names = [n.strip() for n in ",".join(config.getini("conformance_frameworks")).split(",") if n.strip()]
-    unknown = [n for n in names if n not in registry.framework_names()]
-    if unknown:
-        raise pytest.UsageError(f"ini conformance_frameworks: unknown framework(s) {', '.join(unknown)}; "
-                                f"known: {', '.join(registry.framework_names())}")
+    problem = registry.unknown_frameworks(names)
+    if problem:
+        raise pytest.UsageError(f"ini conformance_frameworks: {problem}")
     return names
 
 

@@ -42,7 +42,8 @@ class _Version(argparse.Action):
         parser.exit(0)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: one subcommand per module of conformance/tools/commands/."""
     parser = argparse.ArgumentParser(prog="conformance", description="The behaviour of array and tensor frameworks: "
                                      "in-place, view and copy semantics, case by case. `conformance COMMAND --help` "
                                      "gives a command's options.")
@@ -51,6 +52,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(sub)
+    # a command's own --help starts with what it does: its line of the list, where it has no
+    # longer description of its own
+    said = {action.dest: action.help for action in sub._choices_actions}
+    for name, command_parser in sub.choices.items():
+        command_parser.description = command_parser.description or said.get(name)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and args.command not in ("run", "matrix"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")

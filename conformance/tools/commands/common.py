@@ -32,9 +32,8 @@ def print_error(message: str) -> None:
 def framework_list(option: str | None) -> list[str]:
     from conformance import registry
 
-    known = registry.framework_names()
-    names = [n.strip() for n in option.split(",") if n.strip()] if option else known
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise SystemExit(f"conformance: unknown framework(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    names = [n.strip() for n in option.split(",") if n.strip()] if option else registry.framework_names()
+    problem = registry.unknown_frameworks(names)
+    if problem:
+        raise SystemExit(f"conformance: {problem}")
     return names

@@ -12,10 +12,17 @@ from conformance.tools.commands.common import print_error
 
 
 def add_parser(sub: Any) -> None:
-    dif = sub.add_parser("diff", help="what changed between two results files (exit 1 if anything did)")
-    dif.add_argument("old")
-    dif.add_argument("new")
-    dif.add_argument("--format", choices=("text", "md"), default="text")
+    dif = sub.add_parser("diff", help="what changed between two results files (exit 1 if anything did)",
+                         description="Compare two results files (conformance run's, or a release's from "
+                                     "conformance matrix) item by item: cases added and removed, items run in only "
+                                     "one, and each item whose outcome or compared behaviour changed (aliasing "
+                                     "classes, the error kind and step, observed values), with what it was and what "
+                                     "it is. Exit status 0: nothing changed; 1: something did; 2: a file could not "
+                                     "be read.")
+    dif.add_argument("old", help="the earlier results file")
+    dif.add_argument("new", help="the later results file")
+    dif.add_argument("--format", choices=("text", "md"), default="text",
+                     help="text for a terminal (default), md for a pull request or a changelog")
     dif.set_defaults(func=cmd_diff)
 
 

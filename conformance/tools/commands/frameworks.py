@@ -9,7 +9,12 @@ from conformance.escaping import for_terminal
 
 
 def add_parser(sub: Any) -> None:
-    fws = sub.add_parser("frameworks", help="list the registered frameworks: title, version, capabilities")
+    fws = sub.add_parser("frameworks", help="list the registered frameworks: title, version, capabilities",
+                         description="Print a Markdown table of every registered framework and compiled mode "
+                                     "(built-in, or a plugin's entry point): its title, installed version (read "
+                                     "from the package's metadata, without importing it), whether it has "
+                                     "tensor-level autograd, mutable arrays, its devices and DLPack support. "
+                                     "--frameworks takes these names.")
     fws.set_defaults(func=cmd_frameworks)
 
 

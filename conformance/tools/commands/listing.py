@@ -11,8 +11,12 @@ from conformance.tools.commands.common import case_roots
 
 
 def add_parser(sub: Any) -> None:
-    lst = sub.add_parser("list", help="list the cases")
-    lst.add_argument("paths", nargs="*")
+    lst = sub.add_parser("list", help="list the cases: id, file:line and the claims each names",
+                         description="Load the case files and print one line per case: its id, where it is "
+                                     "written (file:line) and the claims it names. A file that does not load prints "
+                                     "every error (file:line:col and the fix) and makes the exit status 1. Nothing "
+                                     "runs: no framework is imported.")
+    lst.add_argument("paths", nargs="*", help="case files or folders (default: the corpus, cases/)")
     lst.set_defaults(func=cmd_list)
 
 
