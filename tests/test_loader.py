@@ -194,6 +194,13 @@ def test_undefined_tensor_name_suggests_a_defined_one() -> None:
     assert "'xx' is not defined" in msg and "did you mean 'x'?" in msg
 
 
+def test_a_module_path_in_a_step_says_steps_name_no_module_and_what_to_call() -> None:
+    msg = only_error(case_with(steps='["y = np.lib.stride_tricks.as_strided(x, (2,), (1,))"]'))
+    assert "'np' is not defined" in msg
+    assert ("'np' reads like a framework's module, and steps name no module (a module path is not allowed): call "
+            "the operation by its name, as_strided(...) or x.as_strided(...)") in msg
+
+
 def test_misspelled_name_in_expect() -> None:
     msg = only_error(case_with(expect="{values: {yy: [1.0]}}"))
     assert "'yy' is not a tensor of this case" in msg and "did you mean 'y'?" in msg

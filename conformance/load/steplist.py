@@ -4,6 +4,7 @@ the steps use checked against what the adapters know."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, Collection
 
 from conformance import rules
@@ -86,7 +87,7 @@ class StepListReader:
                 out.append(step)
                 if not reads <= defined and not self.open:
                     for undefined in dict.fromkeys(ref.name for ref in names_read(step) if ref.name not in defined):
-                        hint = fields.did_you_mean(undefined, defined) or (
+                        hint = _module_hint(undefined, item) or fields.did_you_mean(undefined, defined) or (
                             "define it under 'given' or assign it in an earlier step")
                         self.errors.append(CaseFormatError(loc, f"in step {item!r}: {undefined!r} is not defined",
                                                            hint, code=rules.UNDEFINED_NAME.code))
@@ -202,3 +203,20 @@ def _describe_op(key: str) -> str:
         "setattr": f"attribute assignment '.{name} = ...'", "block": f"block '{name}'",
         "call": "calling a value",
     }.get(prefix, key)
+
+
+# names people write for a framework's module: a step that reads one meant a module path
+MODULE_NAMES = frozenset({"np", "numpy", "torch", "paddle", "jnp", "jax", "lax", "tf", "tensorflow", "ms",
+                          "mindspore", "mint", "xp", "F", "nn"})
+
+
+def _module_hint(name: str, text: str) -> str | None:
+    """The fix for a step that reads a framework's module (``np.lib.stride_tricks.as_strided(x)``):
+    steps name no module; they call an operation of the vocabulary by its name."""
+    if name not in MODULE_NAMES:
+        return None
+    found = re.search(rf"\b{re.escape(name)}((?:\.\w+)+)\s*\(", text)
+    operation = found.group(1).rsplit(".", 1)[-1] if found else "the operation"
+    return (f"{name!r} reads like a framework's module, and steps name no module (a module path is not "
+            f"allowed): call the operation by its name, {operation}(...) or x.{operation}(...), which each "
+            "framework's adapter maps to its own call (docs/operations.md lists them)")
