@@ -202,3 +202,15 @@ def test_each_production_is_classified_right_after_its_step() -> None:
     outcome = run(case(["y = x.leafy_()"], "{error: {at: 1, kind: inplace_on_leaf}, shares_memory: {y & x: true}}"),
                   FakeAdapter())
     assert outcome.productions == []
+
+
+def test_a_failure_says_the_error_once_and_lists_the_expectations_it_left_unbound_in_one_line() -> None:
+    from conformance.report.failure import render_failure
+
+    c = case(["y = x.view(3)", "z = y.clone()"], "{values: {y: [1.0], z: [1.0]}, shares_memory: {z & y: false}}")
+    outcome = run(c, FakeAdapter())
+    text = render_failure(c, outcome)
+    assert text.count("was never bound") == 0 and text.count("step 1 raised") == 1
+    assert ("and 3 expectation(s) about names the run never bound, as it stopped at the error above: values of y "
+            "(line 8), values of z (line 8), shares_memory(z, y) (line 8)") in text
+    assert len(outcome.mismatches) == 5  # the record keeps each (shares_memory's names, one each)
