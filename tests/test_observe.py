@@ -116,6 +116,28 @@ def test_split_majority_is_shared_and_the_others_get_overrides() -> None:
     assert "        claims: {S3-03: holds}  # TODO: does each claim hold on paddle?" in text
 
 
+def test_a_compiled_mode_votes_for_nothing_and_differs_only_from_its_lineage() -> None:
+    case = load_text(CASE, "t.yaml", registry.vocabulary(), draft=True).cases[0]
+    obs = [observation("torch", True, [5.0, 2.0]), observation("paddle", False, [1.0, 2.0], version=0),
+           observation("numpy", True, [5.0, 2.0], version=None),
+           # the modes of torch: one copies where torch shares, and so does the mode derived from it
+           observation("torch_compile", False, [5.0, 2.0]), observation("torch_inductor", False, [5.0, 2.0]),
+           # paddle's mode does what paddle does: paddle's override already says it
+           observation("paddle_static", False, [1.0, 2.0], version=0),
+           # three modes that copy could outvote the eager frameworks: they do not vote
+           observation("jax_jit", False, [5.0, 2.0], version=None)]
+    shared, overrides = split(case, obs)
+    assert shared[ResultKey.parse("shares_memory.y.x")] is True
+    assert overrides["torch_compile"] == keyed({"shares_memory.y.x": False})
+    assert "torch_inductor" not in overrides and "paddle_static" not in overrides  # as their lineage's
+    assert overrides["jax_jit"] == keyed({"shares_memory.y.x": False})
+    raised = {"at": 1, "kind": "other", "type": "builtins.RuntimeError", "message": "compiler failed"}
+    stopped = Observation("torch_compile", "1.0", observed={}, error=raised)
+    _, overrides = split(case, [observation("torch", True, [5.0, 2.0]), stopped])
+    assert overrides["torch_compile"][ResultKey("error")] == {"at": 1, "kind": "other", "torch_compile": raised}
+    assert overrides["torch_compile"][ResultKey.parse("values.y")] is None  # never observed: not expected
+
+
 def test_split_errors_by_step_and_kind() -> None:
     case = load_text(CASE, "t.yaml", registry.vocabulary(), draft=True).cases[0]
     boom = {"at": 2, "kind": "other", "type": "builtins.ValueError", "message": "bad (thing) here"}

@@ -163,10 +163,51 @@ def interesting(key: ResultKey, values: dict[str, Any], case: Case, made: set[tu
 def split(case: Case, observations: list[Observation]) -> tuple[dict[ResultKey, Any],
                                                                  dict[str, dict[ResultKey, Any]]]:
     """(shared expectation, framework -> its override's expectation), keyed like
-    ``observed`` (values.y). A value becomes shared when most frameworks that observed
-    it agree; the others get an override. The error and the warning come from the steps,
-    under ``ResultKey("error")`` and ``ResultKey("warning")``."""
-    ran = [o for o in observations if o.status == "ran"]
+    ``observed`` (values.y). A value becomes shared when most eager frameworks that
+    observed it agree; the others get an override. A compiled mode votes for nothing: it
+    gets an override only where it differs from what its lineage expects (the shared value,
+    then the overrides of the framework it compiles and of the modes it derives from:
+    registry.lineage), since those apply to it first. The error and the warning come from
+    the steps, under ``ResultKey("error")`` and ``ResultKey("warning")``."""
+    from conformance import registry
+
+    done = [o for o in observations if o.status == "ran"]
+    modes = [o for o in done if o.framework in registry.framework_names() and registry.compiles(o.framework)]
+    shared, per_fw = _split_eager(case, [o for o in done if o not in modes])
+    for mode in modes:
+        expected = dict(shared)
+        for name in registry.lineage(mode.framework):
+            expected.update(per_fw.get(name, {}))
+        per_fw[mode.framework] = _differing(case, mode, expected)
+    return shared, {fw: exp for fw, exp in per_fw.items() if exp}
+
+
+def _differing(case: Case, mode: Observation, expected: dict[ResultKey, Any]) -> dict[ResultKey, Any]:
+    """What a compiled mode observed otherwise than ``expected`` (its lineage's expectation):
+    its own value, or null where it observed nothing of an expectation it could have."""
+    own: dict[ResultKey, Any] = {}
+    for key in chosen(case, [mode]):
+        if key not in expected or _key(mode.observed[key]) != _key(expected[key]):
+            own[key] = mode.observed[key]
+    for key in expected:
+        if key in (ERROR_KEY, WARNING_KEY) or key in mode.observed or key.kind in mode.unobservable:
+            continue
+        own[key] = None  # a step raised before it could be observed
+    checks: tuple[tuple[ResultKey, dict[str, Any] | None, Any, Any], ...] = (
+        (ERROR_KEY, mode.error, lambda e: [e["at"], e["kind"]],
+         lambda e: {"at": e["at"], "kind": e["kind"], mode.framework: e}),
+        (WARNING_KEY, mode.warning, lambda w: [w["at"], message_pattern(w["message"])], lambda w: w))
+    for key, seen, signature, value in checks:
+        wanted = expected.get(key)
+        if json.dumps(seen and signature(seen)) != json.dumps(wanted and signature(wanted)):
+            own[key] = seen and value(seen)
+    return own
+
+
+def _split_eager(case: Case, ran: list[Observation]) -> tuple[dict[ResultKey, Any],
+                                                             dict[str, dict[ResultKey, Any]]]:
+    """The shared expectation and the eager frameworks' overrides (every framework's entry,
+    empty where it agrees)."""
     shared: dict[ResultKey, Any] = {}
     per_fw: dict[str, dict[ResultKey, Any]] = {o.framework: {} for o in ran}
     for key in chosen(case, ran):
@@ -189,7 +230,7 @@ def split(case: Case, observations: list[Observation]) -> tuple[dict[ResultKey, 
     _split_whole(WARNING_KEY, {o.framework: o.warning for o in ran}, shared, per_fw,
                  signature=lambda w: [w["at"], message_pattern(w["message"])],
                  shared_value=lambda w, by_fw: w, own_value=lambda fw, w: w)
-    return shared, {fw: exp for fw, exp in per_fw.items() if exp}
+    return shared, per_fw
 
 
 def chosen(case: Case, ran: list[Observation]) -> list[ResultKey]:

@@ -20,8 +20,9 @@ def add_parser(sub: Any) -> None:
     obs = sub.add_parser("observe", help="run a case's steps on each framework and print the observed "
                                          "behaviour as expect YAML")
     obs.add_argument("target", help="a case id (searched under cases/) or a case file (every case in it)")
-    obs.add_argument("--frameworks", help="comma-separated subset, e.g. torch,numpy (default: every eager framework; "
-                                          "name a compiled mode, e.g. torch_compile, to observe it)")
+    obs.add_argument("--frameworks", help="comma-separated subset, e.g. torch,numpy (default: every framework and "
+                                          "compiled mode; a mode gets an override only where it differs from the "
+                                          "framework it compiles)")
     obs.add_argument("--case-timeout", metavar="SECONDS", type=float, default=DEFAULT_TIMEOUT_S,
                      help=f"per framework: a case running longer is stopped (default {DEFAULT_TIMEOUT_S:g}; 0 = none)")
     obs.add_argument("--write", action="store_true",
@@ -63,8 +64,9 @@ def cmd_observe(args: argparse.Namespace, extra: list[str]) -> int:
             hint = did_you_mean(args.target, known) or "give a case id (conformance list) or a case file"
             print(f"conformance observe: no case {args.target!r}; {hint}", file=sys.stderr)
         return 2
-    # the eager frameworks unless named: a compiled mode is observed when --frameworks names it
-    names = framework_list(args.frameworks) if args.frameworks else registry.eager_names()
+    # every framework and mode unless named: a new case runs on all of them at its first
+    # pytest, and a mode's behaviour is part of the case (split: where it differs from its lineage)
+    names = framework_list(args.frameworks) if args.frameworks else registry.framework_names()
     if args.write:
         if problems:
             print(f"conformance observe: {', '.join(map(str, sorted(holders)))} has problems (above): fix them "
