@@ -147,7 +147,14 @@ class TorchCompileAdapter(TorchAdapter):
         compiled = torch.compile(fn, backend=self.backend)
 
         def call(*args: Any) -> Any:
-            with warnings.catch_warnings():
+            # the compilers' caches (FX graph, AOTAutograd) key a graph without how its inputs
+            # alias one another: a graph compiled for two separate inputs was served to the same
+            # program called with overlapping views of one base (a silent wrong value), and the
+            # other way round (an assertion), depending on which case compiled first (measured on
+            # torch 2.13; pytorch/pytorch#139789 within a process). The aliasing of the inputs is
+            # put in the key, so a case's outcome never depends on what another case compiled
+            aliasing = _input_aliasing(torch, args)
+            with warnings.catch_warnings(), torch.compiler.config.patch(cache_key_tag=aliasing):
                 # Dynamo's note that it traces through this suite's own cached lookups (the
                 # operation table's), which are not the case's program
                 warnings.filterwarnings("ignore", message=r"Dynamo detected a call to a `functools\.lru_cache`")
@@ -161,6 +168,18 @@ class TorchCompileAdapter(TorchAdapter):
                 return compiled(*args)
 
         return call
+
+
+def _input_aliasing(torch: Any, args: tuple[Any, ...]) -> str:
+    """Which of a call's tensor arguments share a storage, and where in it each lies (offset,
+    shape, strides): empty when none do."""
+    by_storage: dict[int, list[str]] = {}
+    for index, arg in enumerate(args):
+        if isinstance(arg, torch.Tensor) and arg.layout == torch.strided and arg.device.type != "meta":
+            by_storage.setdefault(arg.untyped_storage().data_ptr(), []).append(
+                f"{index}@{arg.storage_offset()}:{tuple(arg.shape)}:{arg.stride()}")
+    shared = [group for group in by_storage.values() if len(group) > 1]
+    return "inputs-alias " + "; ".join(",".join(group) for group in shared) if shared else ""
 
 
 def _guard_latency_unmeasured(*args: Any) -> float:

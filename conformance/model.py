@@ -84,6 +84,10 @@ class TensorSpec:
     writeable: bool = True
     imag: Any = None  # imaginary parts for complex dtypes, same nesting as values
     location: Location | None = None
+    # ``from: "b.t()"``: an input made from earlier inputs through the adapter's table, as the
+    # assignment step ``x = b.t()`` (step number 0), before the steps and outside a compiled
+    # function: a view of another input, two inputs that alias (values, dtype, shape unused)
+    made_by: Any = None
 
 
 # --------------------------------------------------------------------------- expectations

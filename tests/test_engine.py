@@ -214,3 +214,15 @@ def test_a_failure_says_the_error_once_and_lists_the_expectations_it_left_unboun
     assert ("and 3 expectation(s) about names the run never bound, as it stopped at the error above: values of y "
             "(line 8), values of z (line 8), shares_memory(z, y) (line 8)") in text
     assert len(outcome.mismatches) == 5  # the record keeps each (shares_memory's names, one each)
+
+
+def test_an_input_made_from_another_is_a_view_of_it_made_before_the_steps() -> None:
+    c = case(["v.add_(10)"], "{values: {x: [1.0, 12.0, 13.0, 4.0]}, shares_memory: {v & x: true}}",
+             given='{x: [1.0, 2.0, 3.0, 4.0], v: {from: "x[1:3]"}}')
+    outcome = run(c, FakeAdapter())
+    assert outcome.verdict == PASS, outcome.mismatches
+    c = case(["y = v.clone()"], "{values: {y: [1.0]}}", given='{x: [1.0, 2.0], v: {from: "x.view(3)"}}')
+    outcome = run(c, FakeAdapter())
+    assert outcome.verdict == ERROR
+    assert outcome.reason.startswith("input 'v' (")
+    assert "could not be made from x.view(3): ValueError: cannot reshape array of size 2" in outcome.reason

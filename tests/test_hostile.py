@@ -154,7 +154,10 @@ def test_control_the_payload_runs_when_read_the_unsafe_way(fixture: Hostile, tmp
     else:
         namespace: dict[str, Any] = {"os": os, "subprocess": subprocess, "sys": sys, "importlib": importlib,
                                      "builtins": builtins, "np": numpy, "x": [1.0, 2.0]}
-        for step in yaml.safe_load(text)["cases"][0]["steps"]:
+        case = yaml.safe_load(text)["cases"][0]
+        made = [f"{name} = {spec['from']}" for name, spec in (case.get("given") or {}).items()
+                if isinstance(spec, dict) and "from" in spec]
+        for step in [*made, *case["steps"]]:
             try:
                 exec(step, namespace)  # noqa: S102 - the control: what running the step as Python would do
             except Exception:  # noqa: BLE001 - the payload runs before the step fails, if it fails

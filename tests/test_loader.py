@@ -889,3 +889,27 @@ def test_a_case_without_expect_gets_one_error_though_its_documentation_names_a_k
 """
     result = load(text)
     assert [e.message for _, error in result.errors for e in split(error)] == ["the case has no 'expect'"]
+
+
+def test_an_input_made_from_earlier_inputs_is_parsed_as_their_expression() -> None:
+    result = load(case_with(given='{b: [1.0, 2.0, 3.0], v: {from: "b[1:]"}}', steps='["y = v.clone()"]'))
+    assert result.errors == []
+    (case,) = result.cases
+    made = case.given[1]
+    assert made.name == "v" and made.made_by.text == "v = b[1:]" and made.made_by.number == 0
+
+
+def test_an_input_made_from_a_later_or_unknown_name_says_inputs_come_from_those_above() -> None:
+    msg = only_error(case_with(given='{v: {from: "b.t()"}, b: [1.0, 2.0]}', steps='["y = v.clone()"]'))
+    assert "input 'v': from 'b.t()' reads 'b', which no input written before it defines" in msg
+    assert "an input is made from the inputs above it under 'given'" in msg
+
+
+def test_an_input_made_from_an_expression_the_allowlist_refuses_says_so_at_its_from() -> None:
+    msg = only_error(case_with(given='{b: [1.0], v: {from: "__import__(\'os\')"}}', steps='["y = v.clone()"]'))
+    assert "input 'v': from" in msg and "cases/t.yaml:4:" in msg
+
+
+def test_an_input_made_from_another_takes_no_other_key() -> None:
+    msg = only_error(case_with(given='{b: [1.0], v: {from: "b[0:1]", dtype: float64}}', steps='["y = v.clone()"]'))
+    assert "unknown key 'dtype' in input 'v'" in msg

@@ -1,48 +1,91 @@
 """A case's ``given``: each named input read into a :class:`~conformance.model.TensorSpec`
-(listed values, or a ``fill`` / ``arange`` rule kept as the rule), with located errors."""
+(listed values, or a ``fill`` / ``arange`` rule kept as the rule, or an expression of the
+inputs before it: ``from: "b.t()"``), with located errors."""
 
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
+from conformance import rules
+from conformance.ir import Step
 from conformance.limits import MAX_ELEMENTS
+from conformance.load.steps import parse_step_uses
 from conformance.model import DTYPES, Generated, TensorSpec
 from conformance.source import CaseFormatError, Location, split
 from conformance.yamlvalues import fields
 from conformance.yamlvalues.yamlsrc import YMap
 
 TENSOR_KEYS = ("data", "real", "imag", "shape", "fill", "arange", "dtype", "requires_grad",
-               "type", "writeable")
+               "type", "writeable", "from")
 TENSOR_TYPES = ("tensor", "ndarray")
 NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 # the largest value of each integer dtype, for arange: (NumPy would refuse it at run time)
 INT_MAX = {"uint8": 2**8 - 1, "int8": 2**7 - 1, "int16": 2**15 - 1, "int32": 2**31 - 1, "int64": 2**63 - 1}
 
 
-def read_given(m: YMap, errors: list[CaseFormatError]) -> tuple[list[TensorSpec], set[str] | None]:
-    """(the inputs that could be read, the names of every input written), each input read on
-    its own, its mistake added to ``errors``. An input in error still defines its name (no
-    use of it is reported as undefined); the names are None when ``given`` itself could not
-    be read (what it defines is unknown)."""
+@dataclass
+class Given:
+    """What ``given`` holds: the inputs that could be read, the names of every input written
+    (None: ``given`` itself could not be read), and, of each input made ``from`` others, the
+    operation-table keys and the strings its expression uses (checked with the steps')."""
+    specs: list[TensorSpec] = field(default_factory=list)
+    names: set[str] | None = field(default_factory=set)
+    operations: list[tuple[Step, set[str]]] = field(default_factory=list)
+    strings: list[tuple[Step, set[str]]] = field(default_factory=list)
+
+
+def read_given(m: YMap, errors: list[CaseFormatError]) -> Given:
+    """The inputs, each read on its own, its mistake added to ``errors``. An input in error
+    still defines its name (no use of it is reported as undefined); the names are None when
+    ``given`` itself could not be read (what it defines is unknown)."""
     if "given" not in m:
-        return [], set()
+        return Given()
     try:
         g = fields.mapping(m["given"], m.where("given"), "'given'")
     except CaseFormatError as exc:
         errors += split(exc)
-        return [], None
-    specs = []
+        return Given(names=None)
+    given = Given(names=set(g))
+    before: set[str] = set()
     for name, raw in g.items():
         try:
             if not NAME_PATTERN.fullmatch(name):
                 raise CaseFormatError(g.where(name), f"invalid tensor name {name!r}",
                                       "names start with a letter and use letters, digits and '_'")
-            specs.append(read_tensor(name, raw, g.where(name)))
+            if isinstance(raw, YMap) and "from" in raw:
+                given.specs.append(_made_from(name, raw, before, given))
+            else:
+                given.specs.append(read_tensor(name, raw, g.where(name)))
         except CaseFormatError as exc:
             errors += split(exc)
-    return specs, set(g)
+        before.add(name)
+    return given
+
+
+def _made_from(name: str, t: YMap, before: set[str], given: Given) -> TensorSpec:
+    """``x: {from: "b.t()"}``: an input made by an expression of the inputs written before
+    it, parsed as the step ``x = b.t()`` (the same parser and allowlist as a step's)."""
+    what = f"input {name!r}"
+    fields.keys(t, ("from",), what)
+    text = fields.string(t, "from", f"{what}'s 'from'")
+    loc = t.where("from")
+    try:
+        step, reads, operations, strings = parse_step_uses(f"{name} = {text}", 0, loc, set(before))
+    except CaseFormatError as exc:
+        raise CaseFormatError(exc.location, f"{what}: from {text!r}: {exc.message}", exc.hint, code=exc.code) \
+            from None
+    undefined = sorted(reads - before)
+    if undefined:
+        raise CaseFormatError(loc, f"{what}: from {text!r} reads {', '.join(map(repr, undefined))}, which no input "
+                              "written before it defines", "an input is made from the inputs above it under "
+                              "'given' (steps run after every input is made)", code=rules.UNDEFINED_NAME.code)
+    given.operations.append((step, operations))
+    if strings:
+        given.strings.append((step, strings))
+    return TensorSpec(name=name, values=None, dtype="", shape=(), location=t.location, made_by=step)
 
 
 def read_tensor(name: str, raw: Any, loc: Location) -> TensorSpec:

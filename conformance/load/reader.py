@@ -245,11 +245,15 @@ class _CaseReader:
         if device not in DEVICES:
             errors.append(CaseFormatError(m.where("device"), f"unknown device {device!r}", fields.did_you_mean(
                 str(device), DEVICES) or f"use one of {', '.join(DEVICES)}"))
-        given, names = read_given(m, errors)
+        inputs = read_given(m, errors)
+        given, names = inputs.specs, inputs.names
         if strays and names is not None:
             names |= strays
         step_reader = StepListReader(errors)
         steps = step_reader.read(m, names)
+        # an input made from others uses operations and strings as a step does: checked alike
+        step_reader.step_operations[:0] = inputs.operations
+        step_reader.step_strings[:0] = inputs.strings
         flat = [s for step in steps for s in step.flat()]
         bound = fields.OpenNames(step_reader.defined) if step_reader.open else step_reader.defined
         ctx = ParseContext(flat if step_reader.read_all else fields.OpenSteps(), bound,

@@ -49,6 +49,7 @@ from conformance.run.engine import (
     _qualname,
     _Refused,
     _warning_texts,
+    make_inputs,
 )
 from conformance.run.function import CaseFunction, build
 from conformance.run.probes import Probes
@@ -112,7 +113,11 @@ class CompiledRunner:
         return build(self.case.steps[:count], self.adapter.ops, self.inputs, outputs)
 
     def fresh_inputs(self) -> list[Any]:
-        return [self.adapter.make_input(spec, self.case.device) for spec in self.case.given]
+        """The function's arguments, made as the eager run makes them (an input ``from``
+        others, a view of one, made eagerly, outside the function: the function is called
+        with inputs that alias, as a user's would be)."""
+        made = make_inputs(self.case, self.adapter)
+        return [made[name] for name in self.inputs]
 
     def tracked_inputs(self) -> list[Any]:
         """Fresh inputs for a call the expectations read: kept alive (no id is reused), with

@@ -130,6 +130,14 @@ def run(case: Case, adapter: FrameworkAdapter) -> Outcome:
         return _checked(case, compiled, expect, override_reason)
 
 
+def make_inputs(case: Case, adapter: FrameworkAdapter) -> dict[str, Any]:
+    """The case's given tensors, made as an eager run makes them (:meth:`_Runner.make_inputs`):
+    a compiled mode's arguments."""
+    runner = _Runner(case, adapter)
+    runner.make_inputs()
+    return {spec.name: runner.env[spec.name] for spec in case.given}
+
+
 def _checked(case: Case, runner: Any, expect: Expect, override_reason: str | None) -> Outcome:
     """The outcome of a run: refused, or checked against the expectation."""
     fw = runner.adapter.name
@@ -198,17 +206,37 @@ class _Runner:
     # ---- statements
 
     def execute(self) -> None:
-        for spec in self.case.given:
-            try:
-                self.env[spec.name] = self.adapter.make_input(spec, self.case.device)
-            except NotApplicable as exc:
-                raise _NotApplicableAtRun(str(exc)) from None
-            self.bound_at[spec.name] = 0
+        self.make_inputs()
         self.note_new_objects()
         try:
             statements.run(self.case.steps, self, self.run_step)
         except _Stop:
             pass
+
+    def make_inputs(self) -> None:
+        """The given tensors, in the order written: each made by the adapter, or, written
+        ``from`` earlier inputs, by that expression through the adapter's table (its
+        assignment step, number 0), within the limits. The framework refusing to make one is
+        no behaviour of the steps: the item is an error naming the input."""
+        for spec in self.case.given:
+            try:
+                if spec.made_by is None:
+                    self.env[spec.name] = self.adapter.make_input(spec, self.case.device)
+                else:
+                    statements.statement(spec.made_by, self)
+            except NotApplicable as exc:
+                raise _NotApplicableAtRun(str(exc)) from None
+            except LimitExceeded as exc:
+                raise _Refused(f"input {spec.name!r} ({spec.location}): {exc} (limits: docs/security.md)") from None
+            except _WrapperRefused as exc:
+                raise _Refused(f"input {spec.name!r} ({spec.location}): {exc}") from None
+            except Exception as exc:  # noqa: BLE001 (the framework's, reported with the input)
+                made = spec.made_by.text.partition(" = ")[2] if spec.made_by is not None else "its values"
+                raise _Refused(f"input {spec.name!r} ({spec.location}) could not be made from {made}: "
+                               f"{_qualname(type(exc))}: {_bounded(self.adapter.error_message(exc), 300)} (an "
+                               "input's 'from' must run where the case applies: say not_applicable for a "
+                               "framework that refuses it)") from None
+            self.bound_at[spec.name] = 0
 
     def run_step(self, step: Step) -> None:
         """One step (conformance.run.statements), recorded: its status, its warnings, the
