@@ -226,3 +226,10 @@ def test_an_input_made_from_another_is_a_view_of_it_made_before_the_steps() -> N
     assert outcome.verdict == ERROR
     assert outcome.reason.startswith("input 'v' (")
     assert "could not be made from x.view(3): ValueError: cannot reshape array of size 2" in outcome.reason
+
+
+def test_an_error_written_as_other_that_the_adapter_now_names_points_at_the_migration_note() -> None:
+    outcome = run(case(["y = x.view(3)"], "{error: {at: 1, kind: other}}"), FakeAdapter())
+    (miss,) = outcome.mismatches
+    assert miss.detail == ("the adapter now names this error's kind: write kind: shape_mismatch "
+                           "(docs/case-format-changes.md)")
