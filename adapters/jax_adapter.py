@@ -190,6 +190,15 @@ class JaxProbes(TensorProbes):
     def tensor_to_numpy(self, obj: Any) -> Any:
         import numpy as np
 
+        # JAX keeps the host copy of an array once it was read (np.asarray caches it), so an
+        # array sharing memory with another framework's tensor (jnp.from_dlpack of torch's)
+        # read again after a write through that tensor gave the old values: the buffer as it
+        # is now is read through DLPack, where the array is on the CPU (issue 38)
+        if obj.dtype.name != "bfloat16" and {d.platform for d in obj.devices()} == {"cpu"}:
+            try:
+                return np.array(np.from_dlpack(obj), copy=True)
+            except (BufferError, TypeError, RuntimeError):
+                pass  # (a layout DLPack cannot export: the cached copy is all there is)
         array = np.array(obj, copy=True)
         if array.dtype.name == "bfloat16":
             array = array.astype(np.float32)
