@@ -18,7 +18,7 @@ from conformance.ir import Step
 from conformance.model import Case
 from conformance.outcomes import NOT_APPLICABLE
 from conformance.run import engine
-from conformance.run.engine import not_applicable
+from conformance.run.engine import make_inputs, not_applicable
 from conformance.run.function import _check, build, syntax_of
 
 pytestmark = pytest.mark.slow(reason="runs every corpus case: Dynamo explains each torch case twice (~30 s), and "
@@ -70,7 +70,8 @@ def test_the_suites_function_graph_breaks_where_the_same_statements_written_as_a
 
     def explained(function: Any, case: Case) -> tuple[Any, ...]:
         torch._dynamo.reset()
-        args = [adapter.make_input(spec, case.device) for spec in case.given]
+        made = make_inputs(case, adapter)
+        args = [made[spec.name] for spec in case.given]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:

@@ -415,6 +415,10 @@ def check_case(case: Any, file: str, bound: int) -> None:
     assert len(set(names)) == len(names)
     for spec in case.given:
         assert FULL_NAME.fullmatch(spec.name), spec.name
+        if spec.made_by is not None:  # from: an expression of the inputs above it, step 0
+            assert spec.made_by.number == 0 and spec.made_by.text.startswith(f"{spec.name} = ")
+            assert (spec.values, spec.dtype, spec.shape) == (None, "", ())
+            continue
         assert spec.dtype in DTYPES
         assert all(type(d) is int and d >= 0 for d in spec.shape)
         # values nest as the shape says (a zero dimension ends the nesting)
