@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from results_factory import case_info, record
 from test_site import release, site_sample
 
 from conformance.tools.cli import main
@@ -34,6 +35,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # a long unbroken address and a long id: the text that made the old report overflow
     doc["cases"]["views.expand.paddle_copies"]["overrides"]["paddle"]["reason"] += (
         " (https://example.org/a/very/long/address/" + "segment-" * 30 + "end)")
+    # a case of JAX's own conversion, whose reasons carry a word nothing else has (search)
+    doc["cases"]["interop.asarray.jnp_copies"] = dict(case_info("interop.asarray.jnp_copies"),
+                                                     operations=["fn:jnp_asarray"])
+    doc["results"] += [record("interop.asarray.jnp_copies", fw, "not_applicable",
+                              reason="jnp.asarray is JAX's: XLA keeps no buffer donation here") for fw in
+                       ("numpy", "paddle", "torch")]
+    doc["results"].sort(key=lambda r: r["nodeid"])
+    doc["run"]["items"] = len(doc["results"])
     (folder / "results.json").write_text(json.dumps(doc))
     (folder / "1.26.4.json").write_text(json.dumps(release("1.26.4", "copy")))
     (folder / "2.4.6.json").write_text(json.dumps(release("2.4.6", "view")))
@@ -91,6 +100,26 @@ def test_search_finds_cases_operations_and_claims_and_opens_them(tab: Any, site:
     tab.locator("#results li a", has_text="views.reshape.agree").click()
     assert tab.url.endswith("/cases/views.reshape.agree.html")
     assert tab.locator("h1").inner_text() == "views.reshape.agree"
+
+
+# the names people use (issue 38): a framework's own spelling of an operation, a compiled
+# mode's call, a dotted name the index holds only in parts, a release, a word of a reason
+NAMED_QUERIES = {
+    "paddle.reshape": ("operation", "reshape"),  # paddle.Tensor.reshape, in parts
+    "torch.compile": ("framework", "torch_compile"),
+    "torch.compile expand": ("operation", "expand"),
+    "jnp.asarray numpy": ("operation", "jnp_asarray"),  # jax.numpy.asarray
+    "numpy 1.26": ("release", "numpy 1.26.4"),
+    "donation": ("case", "interop.asarray.jnp_copies"),  # only in the reasons
+}
+
+
+@pytest.mark.parametrize("query", NAMED_QUERIES)
+def test_search_finds_what_people_call_an_api_first(tab: Any, site: Path, query: str) -> None:
+    tab.goto((site / "search.html").as_uri())
+    tab.fill("#q", query)
+    first = tab.locator("#results li").first
+    assert (first.locator(".badge").inner_text(), first.locator("a").inner_text()) == NAMED_QUERIES[query]
 
 
 def test_the_search_box_of_every_page_opens_the_search_with_the_words(tab: Any, site: Path) -> None:

@@ -17,7 +17,7 @@ from conformance.report.changelog import Changelog
 from conformance.resultsmodel import NOT_INSTALLED, CaseInfo, Record, ResultsDocument
 from conformance.site import urls
 from conformance.site.chart import agreement_chart
-from conformance.site.search import search_index
+from conformance.site.search import operation_words, search_index
 
 # the short mark of a behaviour in a family's table (with its words in a title)
 KIND_MARKS = {"same_object": "S", "view": "V", "disjoint_view": "V", "copy": "C", "distinct_object": "N",
@@ -109,8 +109,9 @@ def build(results: ResultsDocument, log: Changelog | None = None, source_url: st
     if log is not None and log.frameworks:
         pages += _changelog_pages(log, set(rows))
     pages.append(Page("search.html", "search.html", "Search", {}, "Search"))
-    index = search_index(report, ops)
-    script = "window.SEARCH_INDEX=" + json.dumps(index, ensure_ascii=True, separators=(",", ":")) + ";\n"
+    index = search_index(report, ops, results, log)
+    script = ("window.SEARCH_INDEX=" + json.dumps(index, ensure_ascii=True, separators=(",", ":")) + ";\n"
+              "window.SEARCH_OPERATION_WORDS=" + json.dumps(operation_words(report), ensure_ascii=True) + ";\n")
     return Site(pages, the_stamp, sections, {"search-index.js": script.replace("</", "<\\/")}, report)
 
 
