@@ -20,12 +20,14 @@ Nothing here runs an entry: reading a code object imports nothing.
 from __future__ import annotations
 
 import dis
+import inspect
 import types
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from conformance import registry
+from conformance.adapters.base import PYTHON_OPERATORS
 
 # the accessor functions the adapters import their framework through -> how a user spells it
 ACCESSORS = {
@@ -69,6 +71,8 @@ class Spelling:
     attr: str | None = None
     setattr_: str | None = None
     absent: str | None = None
+    function: str | None = None  # a function that forwards the case's arguments unchanged: torch.<name>
+    python: bool = False  # an ``op:`` entry that is Python's own operator (PYTHON_OPERATORS)
 
 
 def spell(framework: str, key: str, entry: Any) -> Spelling:
@@ -76,6 +80,8 @@ def spell(framework: str, key: str, entry: Any) -> Spelling:
     reason = getattr(entry, "not_applicable", None)
     if reason:
         return Spelling(absent=str(reason))
+    if PYTHON_OPERATORS.get(key) is entry:
+        return Spelling(python=True)
     array = ARRAY_TYPES.get(framework, "x")
     syntax = getattr(entry, "python_syntax", None)
     if isinstance(syntax, tuple) and len(syntax) == 2:
@@ -91,7 +97,12 @@ def spell(framework: str, key: str, entry: Any) -> Spelling:
         return Spelling()
     found: list[str] = []
     _read(entry, array, found, depth=0)
-    return Spelling(tuple(dict.fromkeys(c for c in found if _named(c, array))))
+    calls = tuple(dict.fromkeys(c for c in found if _named(c, array)))
+    name = key.partition(":")[2]
+    # ``lambda *args, **kwargs: getattr(_torch(), name)(*args, **kwargs)``: the call as written
+    forwards = (code.co_argcount == 0 and code.co_flags & inspect.CO_VARARGS and code.co_flags & inspect.CO_VARKEYWORDS
+                and len(calls) == 1 and calls[0].rpartition(".")[2] == name and not calls[0].startswith(array + "."))
+    return Spelling(calls, function=calls[0] if forwards else None)
 
 
 # attribute reads an entry makes along the way (a shape, a dtype), not what it calls

@@ -25,7 +25,7 @@ WIDTHS = (360, 390, 768, 1440, 1920)
 # one page of each kind
 PAGES = ("index.html", "ops/expand.html", "cases/views.expand.paddle_copies.html", "claims/S3-03.html",
          "frameworks/paddle.html", "search.html", "families/views.html", "divergences.html",
-         "changelog/numpy.html")
+         "changelog/numpy.html", "cases/views.view.contiguous.html")
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +40,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                                      operations=["fn:jnp_asarray"])
     doc["results"] += [record("interop.asarray.jnp_copies", fw, "not_applicable",
                               reason="jnp.asarray is JAX's: XLA keeps no buffer donation here") for fw in
+                       ("numpy", "paddle", "torch")]
+    # a case of the corpus, whose page gets repro snippets (read from cases/views/basic.yaml)
+    doc["cases"]["views.view.contiguous"] = dict(case_info("views.view.contiguous"), file="cases/views/basic.yaml")
+    doc["results"] += [record("views.view.contiguous", fw, pairs={("y", "x"): "view"}) for fw in
                        ("numpy", "paddle", "torch")]
     doc["results"].sort(key=lambda r: r["nodeid"])
     doc["run"]["items"] = len(doc["results"])
@@ -120,6 +124,23 @@ def test_search_finds_what_people_call_an_api_first(tab: Any, site: Path, query:
     tab.fill("#q", query)
     first = tab.locator("#results li").first
     assert (first.locator(".badge").inner_text(), first.locator("a").inner_text()) == NAMED_QUERIES[query]
+
+
+def test_a_repro_snippet_opens_and_its_button_copies_its_text(browser: Any, site: Path) -> None:
+    context = browser.new_context(viewport={"width": 360, "height": 800})
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda exc: problems.append(str(exc)))
+    page.goto((site / "cases/views.view.contiguous.html").as_uri())
+    page.click("#repro-torch summary")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360  # the snippet scrolls in its box
+    page.click("button[data-copy=code-torch]")
+    assert page.inner_text("button[data-copy=code-torch]") == "Copied"
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == page.inner_text("#code-torch") and "import torch" in copied and "x.view(3, 2)" in copied
+    context.close()
+    assert problems == []
 
 
 def test_the_search_box_of_every_page_opens_the_search_with_the_words(tab: Any, site: Path) -> None:
