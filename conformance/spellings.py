@@ -187,7 +187,8 @@ def table(framework: str) -> dict[str, Spelling]:
     which imports no framework (conformance.registry)."""
     adapter = registry.get_adapter(framework)
     ops = getattr(adapter, "ops", None) or {}
-    return {key: spell(framework, key, entry) for key, entry in sorted(ops.items())}
+    spelled_as = registry.compiles(framework) or framework  # a compiled mode: its framework's names
+    return {key: spell(spelled_as, key, entry) for key, entry in sorted(ops.items())}
 
 
 def eager_frameworks() -> list[str]:

@@ -5,7 +5,8 @@ the suite, printing what the run recorded.
 
 The sample: 20 cases, chosen deterministically (by the SHA-256 of their ids) among those
 whose numpy and torch records pass with no error and whose snippets on both can run as is;
-each snippet run on numpy and on torch. The results come from ``CONFORMANCE_CORPUS_RESULTS``
+each snippet run on numpy and on torch; and 5 such cases of torch_compile (torch.compile
+wrapping the case's function, about a second each). The results come from ``CONFORMANCE_CORPUS_RESULTS``
 (tests/corpus_results.py: a full run of this checkout's corpus, as .ci/run sets it), or, for a
 local look at another run, ``CONFORMANCE_REPRO_RESULTS``; without either the test skips,
 saying so.
@@ -37,7 +38,6 @@ from conformance.site import repro
 ROOT = Path(__file__).resolve().parent.parent
 LOCAL = "CONFORMANCE_REPRO_RESULTS"
 SAMPLE = 20
-FRAMEWORKS = ("numpy", "torch")
 
 CASE = """\
 cases:
@@ -149,28 +149,34 @@ def printed(output: str) -> dict[str, Any]:
     return values
 
 
-def test_a_sample_of_snippets_prints_what_the_run_recorded() -> None:
+@pytest.mark.parametrize(("frameworks", "size"), [(("numpy", "torch"), SAMPLE), (("torch_compile",), 5)])
+def test_a_sample_of_snippets_prints_what_the_run_recorded(frameworks: tuple[str, ...], size: int) -> None:
+    check_sample(frameworks, size)
+
+
+def check_sample(frameworks: tuple[str, ...], size: int) -> None:
     doc = results()
-    for fw in FRAMEWORKS:
-        if subprocess.run([sys.executable, "-c", f"import {'numpy' if fw == 'numpy' else fw}"],
+    for fw in frameworks:
+        module = repro.COMPILED[fw][0] if fw in repro.COMPILED else fw
+        if subprocess.run([sys.executable, "-c", f"import {module}"],
                           capture_output=True).returncode:
             pytest.skip(f"{fw} is not installed here")
     records = {(r.case, r.framework): r for r in doc.results}
     cases = repro.load_cases(info.file for info in doc.cases.values())
     eligible = []
     for case_id in sorted(cases, key=lambda c: hashlib.sha256(c.encode()).hexdigest()):
-        recs = [records.get((case_id, fw)) for fw in FRAMEWORKS]
+        recs = [records.get((case_id, fw)) for fw in frameworks]
         if not all(r is not None and r.outcome == "pass" and r.behaviour.error is None for r in recs):
             continue
-        snippets = [repro.snippet(cases[case_id], fw) for fw in FRAMEWORKS]
+        snippets = [repro.snippet(cases[case_id], fw) for fw in frameworks]
         if all(s.runnable and s.printed for s in snippets):
             eligible.append((case_id, snippets))
-        if len(eligible) == SAMPLE:
+        if len(eligible) == size:
             break
-    assert len(eligible) == SAMPLE, f"only {len(eligible)} cases can run as is on {FRAMEWORKS}"
+    assert len(eligible) == size, f"only {len(eligible)} cases can run as is on {frameworks}"
     disagreements = []
     compared = 0
-    for i, fw in enumerate(FRAMEWORKS):
+    for i, fw in enumerate(frameworks):
         outputs = run({case_id: snippets[i].text for case_id, snippets in eligible})
         for case_id, snippets in eligible:
             seen = printed(outputs[case_id])
@@ -184,7 +190,7 @@ def test_a_sample_of_snippets_prints_what_the_run_recorded() -> None:
                                          f"recorded {observed[key]!r}")
     assert compared > 0
     assert disagreements == [], f"{len(disagreements)} of {compared} printed observations differ: {disagreements}"
-    print(f"{len(eligible)} cases x {FRAMEWORKS}: {compared} printed observations agree with the run's")
+    print(f"{len(eligible)} cases x {frameworks}: {compared} printed observations agree with the run's")
 
 
 def test_the_case_page_shows_each_snippet_escaped_with_a_copy_button() -> None:

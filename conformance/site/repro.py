@@ -25,9 +25,14 @@ from conformance import spellings
 from conformance.ir import AttrTarget, Const, Expr, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step
 from conformance.model import Case, Generated, TensorSpec
 
-# the frameworks a snippet is written for: the eager ones (a compiled mode's snippet is not
-# written yet)
-FRAMEWORKS = ("numpy", "torch", "paddle", "jax", "tensorflow", "mindspore", "array_api_strict")
+# the frameworks a snippet is written for: the eager ones, and the compiled modes whose
+# compiler wraps a function of anything (torch.compile; jax.jit and tf.function return arrays
+# only, paddle.jit.to_static's snippet is not written yet)
+FRAMEWORKS = ("numpy", "torch", "paddle", "jax", "tensorflow", "mindspore", "array_api_strict",
+              "torch_compile", "torch_inductor")
+# a compiled mode -> (the framework it compiles, how its snippet compiles the case's function)
+COMPILED = {"torch_compile": ("torch", "torch.compile(case, backend='aot_eager')"),
+            "torch_inductor": ("torch", "torch.compile(case)")}
 
 _BINARY = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
            "matmul": "@", "and_": "&", "or_": "|", "xor": "^", "gt": ">", "lt": "<", "ge": ">=", "le": "<=",
@@ -79,6 +84,7 @@ class _Unspelled(Exception):
 class _Writer:
     def __init__(self, framework: str) -> None:
         self.fw = framework
+        self.base = COMPILED[framework][0] if framework in COMPILED else framework  # whose names it spells
         self.table = spellings.table(framework)
         self.missing: list[str] = []
 
@@ -143,7 +149,7 @@ class _Writer:
             return f"{self.operand(e.args[0])}.{name}"
         if kind == "fn" and spelling.function:
             return f"{spelling.function}({self.arguments(e.args, e.kwargs)})"
-        translate = TRANSLATIONS.get(self.fw, {}).get(e.key) or TRANSLATIONS["*"].get(e.key)
+        translate = TRANSLATIONS.get(self.base, {}).get(e.key) or TRANSLATIONS["*"].get(e.key)
         if translate is not None:
             text = translate(self, e.args, e.kwargs)
             if text is not None:
@@ -309,9 +315,11 @@ def _literal(spec: TensorSpec) -> str:
 def snippet(case: Case, framework: str) -> Snippet:
     """The snippet of ``case`` on ``framework`` (one of :data:`FRAMEWORKS`)."""
     w = _Writer(framework)
+    mode = framework
+    framework, wrapper = COMPILED.get(mode, (mode, ""))
     imports = ["import numpy as np"] if framework != "numpy" else []
     imports += spellings.IMPORT_LINES[framework].splitlines()
-    lines = [f"# {case.id} on {framework}: {_comment(case.title)}",
+    lines = [f"# {case.id} on {mode}: {_comment(case.title)}",
              "# generated from the case's steps by conformance (docs/site.md); runs without the suite",
              *dict.fromkeys(imports), "", f"def values(t):\n    return {_VALUES[framework]}", ""]
     if framework == "torch":  # the memory a tensor addresses, as NumPy sees it
@@ -341,8 +349,18 @@ def snippet(case: Case, framework: str) -> Snippet:
     if versions:
         lines.append("start = {" + ", ".join(f"{n!r}: {n}._version" for n in inputs) + "}")
     lines.append("")
-    for s in case.steps:
-        w.step(s, "", lines)
+    if wrapper:
+        returns = _returned(case)
+        params = [spec.name for spec in case.given]
+        lines.append(f"def case({', '.join(params)}):")
+        for s in case.steps:
+            w.step(s, "    ", lines)
+        lines.append(f"    return {', '.join(returns) + ',' if returns else '()'}")
+        lines += ["", f"compiled = {wrapper}"]
+        lines.append(f"{', '.join(returns) + ',' if returns else '_'} = compiled({', '.join(params)})")
+    else:
+        for s in case.steps:
+            w.step(s, "", lines)
     lines.append("")
     printed: list[str] = []
     for kind, entries in case.expect.checks.items():
@@ -362,6 +380,19 @@ def snippet(case: Case, framework: str) -> Snippet:
     if w.missing:
         lines.insert(2, f"# CANNOT RUN AS IS: {', '.join(w.missing)} not spelled (see below)")
     return Snippet(framework, "\n".join(line for line in lines) + "\n", not w.missing, tuple(printed))
+
+
+def _returned(case: Case) -> list[str]:
+    """What the compiled function returns: what the program leaves (conformance.ir.results_of,
+    as the suite's function returns), then the other names the expectations mention that a
+    step binds (the suite observes those from a second compile that returns them as well)."""
+    from conformance.ir import names_bound, results_of
+
+    left = list(results_of(case.steps))
+    bound = {n for step in case.steps for s in step.flat() for n in names_bound(s)}
+    mentioned = [n for entries in case.expect.checks.values() if isinstance(entries, dict)
+                 for names in entries if isinstance(names, tuple) for n in names]
+    return left + [n for n in dict.fromkeys(mentioned) if n in bound and n not in left]
 
 
 def _check(framework: str, kind: str, names: tuple[str, ...], versioned: set[str]) -> str | None:
