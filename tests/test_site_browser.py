@@ -42,7 +42,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
                               reason="jnp.asarray is JAX's: XLA keeps no buffer donation here") for fw in
                        ("numpy", "paddle", "torch")]
     # a case of the corpus, whose page gets repro snippets (read from cases/views/basic.yaml)
-    doc["cases"]["views.view.contiguous"] = dict(case_info("views.view.contiguous"), file="cases/views/basic.yaml")
+    doc["cases"]["views.view.contiguous"] = dict(
+        case_info("views.view.contiguous"), file="cases/views/basic.yaml", operations=["method:view"],
+        title="view() of a contiguous tensor changes the shape and shares its memory")
     doc["results"] += [record("views.view.contiguous", fw, pairs={("y", "x"): "view"}) for fw in
                        ("numpy", "paddle", "torch")]
     doc["results"].sort(key=lambda r: r["nodeid"])
@@ -136,6 +138,7 @@ def test_a_repro_snippet_opens_and_its_button_copies_its_text(browser: Any, site
     page.click("#repro-torch summary")
     assert page.evaluate("document.documentElement.scrollWidth") <= 360  # the snippet scrolls in its box
     page.click("button[data-copy=code-torch]")
+    page.wait_for_function("document.querySelector('button[data-copy=code-torch]').textContent !== 'Copy'")
     assert page.inner_text("button[data-copy=code-torch]") == "Copied"
     copied = page.evaluate("navigator.clipboard.readText()")
     assert copied == page.inner_text("#code-torch") and "import torch" in copied and "x.view(3, 2)" in copied

@@ -199,9 +199,16 @@ def test_the_case_page_shows_each_snippet_escaped_with_a_copy_button() -> None:
 
     from conformance.site import pages, render
 
-    files = render.render(pages.build(typed(site_sample()), None, None, {"views.reshape.agree": hostile_case()}))
+    case = hostile_case()
+    doc = site_sample()
+    doc["cases"]["views.reshape.agree"].update(title=case.title, operations=sorted(case.operations()))
+    files = render.render(pages.build(typed(doc), None, None, {"views.reshape.agree": case}))
     page = files["cases/views.reshape.agree.html"]
     assert '<details class="repro" id="repro-torch">' in page and 'data-copy="code-torch"' in page
     assert "&lt;/code&gt;&lt;script&gt;alert(1)" in page and "<script>alert" not in page
     assert '<script src="../copy.js"></script>' in page and "copy.js" in files
     assert 'id="repro"' not in files["cases/views.expand.paddle_copies.html"]  # no case loaded: no section
+    # the checkout's case is not the one the results recorded (its title changed): no snippet
+    doc["cases"]["views.reshape.agree"]["title"] = "another title"
+    files = render.render(pages.build(typed(doc), None, None, {"views.reshape.agree": case}))
+    assert 'id="repro"' not in files["cases/views.reshape.agree.html"]

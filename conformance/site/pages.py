@@ -270,16 +270,18 @@ def _case_pages(report: Report, results: ResultsDocument, records: dict[str, dic
             "claims": [(c, stance, claims.get(c, "")) for c, stance in sorted(info.claims.items())],
             "ops": [(name, ", ".join(label for k, label in zip(ops[name].keys, ops[name].labels)
                                      if k in info.operations)) for name in op_links],
-            "repro": _repro(cases.get(row.case_id), by_fw),
+            "repro": _repro(cases.get(row.case_id), info, by_fw),
         }, "Cases"))
     families = [{"name": f, "path": urls.family(f), "score": s} for f, s in report.families.items()]
     pages.insert(0, Page("cases/index.html", "cases.html", "Cases", {"families": families}, "Cases"))
     return pages
 
 
-def _repro(case: Case | None, by_fw: Mapping[str, Record]) -> list[repro.Snippet]:
-    """The snippets of the frameworks that ran the case (or skipped it as not applicable)."""
-    if case is None:
+def _repro(case: Case | None, info: CaseInfo, by_fw: Mapping[str, Record]) -> list[repro.Snippet]:
+    """The snippets of the frameworks that ran the case (or skipped it as not applicable);
+    none where the checkout's case is not the one the results recorded (another title or
+    other operations: the case file changed since the run)."""
+    if case is None or case.title != info.title or sorted(case.operations()) != sorted(info.operations):
         return []
     return [repro.snippet(case, fw) for fw in repro.FRAMEWORKS if fw in by_fw]
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from conformance import spellings
 from conformance.ir import AttrTarget, Const, Expr, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step
-from conformance.model import Case, Generated, TensorSpec
+from conformance.model import DTYPES, Case, Generated, TensorSpec
 
 # the frameworks a snippet is written for: the eager ones, and the compiled modes whose
 # compiler wraps a function of anything (torch.compile; jax.jit and tf.function return arrays
@@ -223,7 +223,7 @@ def _no_strings(args: Args, kwargs: Kwargs) -> bool:
 
 def _torch_dtype(w: _Writer, e: Expr) -> str:
     """A dtype name as the ``torch.dtype`` torch takes (``torch.float32``)."""
-    if isinstance(e, Const) and isinstance(e.value, str) and e.value.isidentifier():
+    if isinstance(e, Const) and isinstance(e.value, str) and e.value in DTYPES:
         return "torch." + e.value
     return w.expr(e)
 
