@@ -94,7 +94,7 @@ class _Writer:
         if isinstance(e, Ref):
             return e.name
         if isinstance(e, Const):
-            return "..." if e.value is Ellipsis else repr(e.value)
+            return "..." if e.value is Ellipsis else _py(e.value)
         if isinstance(e, Seq):
             items = [self.expr(i, index) for i in e.items]
             if e.tuple_:
@@ -299,16 +299,30 @@ def _comment(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _py(value: Any) -> str:
+    """A value of the case as Python source: ``repr()``, but a NaN or an infinity (whose repr,
+    ``nan``, is no Python expression) as ``float('nan')``."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_py(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_py(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({repr(value)!r})" if value == value else "float('nan')"
+    if isinstance(value, complex) and not (math.isfinite(value.real) and math.isfinite(value.imag)):
+        return f"complex({_py(value.real)}, {_py(value.imag)})"
+    return repr(value)
+
+
 def _literal(spec: TensorSpec) -> str:
     dtype = spec.dtype if spec.dtype != "bfloat16" else "float32"
     if isinstance(spec.values, Generated):
         n = math.prod(spec.shape)
-        base = (f"np.full({n}, {spec.values.fill!r}, dtype={dtype!r})" if spec.values.rule == "fill"
+        base = (f"np.full({n}, {_py(spec.values.fill)}, dtype={dtype!r})" if spec.values.rule == "fill"
                 else f"np.arange({n}).astype({dtype!r})")
     else:
-        base = f"np.array({spec.values!r}, dtype={dtype!r})"
+        base = f"np.array({_py(spec.values)}, dtype={dtype!r})"
     if spec.imag is not None:
-        base = f"np.asarray({base} + 1j * np.array({spec.imag!r}, dtype={dtype!r})).astype({spec.dtype!r})"
+        base = f"np.asarray({base} + 1j * np.array({_py(spec.imag)}, dtype={dtype!r})).astype({spec.dtype!r})"
     return f"{base}.reshape({tuple(spec.shape)!r})"
 
 
@@ -406,6 +420,15 @@ def _check(framework: str, kind: str, names: tuple[str, ...], versioned: set[str
         return _SHARES[framework].format(a=names[0], b=names[1])
     if kind == "version_change" and len(names) == 1 and names[0] in versioned:
         return f"{names[0]}._version - start[{names[0]!r}]"
+    if len(names) != 1:
+        return None
+    n = names[0]
+    if kind == "dtype" and framework in ("numpy", "torch"):
+        return f"str({n}.dtype).removeprefix('torch.')"
+    if framework == "torch" and kind in ("requires_grad", "is_leaf"):
+        return f"{n}.{kind}"
+    if framework == "torch" and kind == "grad":
+        return f"None if {n}.grad is None else values({n}.grad)"
     return None
 
 
