@@ -76,6 +76,35 @@ def shape_request(key: str, args: tuple) -> int | None:
     return math.prod(abs(d) for d in dims)
 
 
+def repeat_request(receiver_elements: int, args: tuple) -> int | None:
+    """The elements ``x.repeat(*sizes)`` (torch's repeat, NumPy's tile: the whole tensor tiled)
+    is asked to make: the receiver's times the product of the repeats; None when the repeats
+    are not integers (the framework refuses those itself)."""
+    dims: Any = args[1:]
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = dims[0]
+    if not dims or not all(type(d) is int for d in dims):
+        return None
+    return receiver_elements * math.prod(abs(d) for d in dims)
+
+
+def arange_request(args: tuple, kwargs: dict[str, Any]) -> int | None:
+    """The elements ``arange(end)``, ``arange(start, end[, step])`` (or with ``start=``,
+    ``end=``/``stop=``, ``step=``) would make; None when they are not plain numbers."""
+    named = {"start": kwargs.get("start"), "end": kwargs.get("end", kwargs.get("stop")), "step": kwargs.get("step")}
+    positional = dict(zip(("end",) if len(args) == 1 else ("start", "end", "step"), args))
+    values = {key: positional.get(key, named[key]) for key in named}
+    numbers = [0 if values["start"] is None else values["start"], values["end"],
+               1 if values["step"] is None else values["step"]]
+    plain = [float(v) for v in numbers if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(plain) != 3:
+        return None
+    start, end, step = plain
+    if step == 0 or not all(math.isfinite(v) for v in (start, end, step)):
+        return None  # (the framework refuses these itself)
+    return max(0, math.ceil((end - start) / step))
+
+
 def check_elements(count: int, what: str) -> None:
     if count > MAX_ELEMENTS:
         raise LimitExceeded(f"{what} {count:,} elements; a tensor has at most {MAX_ELEMENTS:,}")

@@ -248,3 +248,16 @@ def _only_plain(value: Any) -> bool:
     if isinstance(value, dict):
         return all(type(k) is str and _only_plain(v) for k, v in value.items())
     return False
+
+
+def test_repeat_and_arange_are_bounded_by_the_elements_they_would_make() -> None:
+    from conformance import limits
+
+    assert limits.repeat_request(4, (None, 2, 3)) == limits.repeat_request(4, (None, [2, 3])) == 24
+    assert limits.repeat_request(4, (None,)) is None and limits.repeat_request(4, (None, 2.5)) is None
+    assert limits.arange_request((10,), {}) == 10 and limits.arange_request((2, 10, 3), {}) == 3
+    assert limits.arange_request((5, 0, -1), {}) == 5 and limits.arange_request((), {"end": 5.5}) == 6
+    assert limits.arange_request((0, 1, 0), {}) is None  # the framework refuses a zero step itself
+    assert limits.arange_request((10**10,), {}) == 10**10
+    with pytest.raises(limits.LimitExceeded, match="10,000,000,000 elements"):
+        limits.check_elements(limits.arange_request((10**10,), {}) or 0, "arange() would make")

@@ -35,6 +35,10 @@ class Bounds:
         """A shape the operation is asked to allocate, and what it would make of its tensor
         arguments, before the framework sees them."""
         requested = limits.shape_request(key, args)
+        if key == "method:repeat" and args and self.adapter.is_array(args[0]):
+            requested = limits.repeat_request(self.elements(args[0]), args)
+        elif key == "fn:arange":
+            requested = limits.arange_request(args, kwargs)
         if requested is not None:
             limits.check_elements(requested, f"{name}() would make")
         self.inputs(f"{name}()", (*args, *kwargs.values()))
