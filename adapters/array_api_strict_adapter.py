@@ -154,10 +154,13 @@ def _astype(x: Any, dtype: Any, **kwargs: Any) -> Any:
     return _xp().astype(x, _dtype(dtype), **kwargs)
 
 
-def _take(x: Any, index: Any) -> Any:
+def _take(x: Any, index: Any, **kwargs: Any) -> Any:
     """torch's take(): indices into the flattened tensor. The standard's take() of a 1-D array;
-    for more dimensions it needs an axis, so the counterpart flattens first (reshape)."""
+    for more dimensions it needs an axis, so the counterpart flattens first (reshape). A case
+    that gives the axis (NumPy's take(x, index, axis=)) calls the standard's take as written."""
     xp = _xp()
+    if kwargs:
+        return xp.take(x, index, **kwargs)
     return xp.take(x if x.ndim == 1 else xp.reshape(x, (-1,)), index, axis=0)
 
 
@@ -397,6 +400,7 @@ class ArrayApiStrictAdapter(ArrayApiStrictProbes, Adapter):
         ops.update(_missing_operations())
         # issue 18, the structural in-place methods: the standard has none
         ops.update({"method:" + name: absent(_NO_INPLACE_METHOD) for name in _STRUCTURAL_INPLACE})
+        ops.update(_issue38_operations())
         return ops
 
 
@@ -505,4 +509,26 @@ def _np_view_operations() -> dict[str, Operation]:
         "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(xp().meshgrid(*xs, indexing=indexing, **kw)),
         "fn:einsum": absent("the Array API standard has no einsum(); the counterparts are tensordot(), matmul() and "
                             "linalg.diagonal()"),
+    }
+
+
+def _arange(*args: Any, dtype: Any = None, **kwargs: Any) -> Any:
+    """The standard's arange(start, stop, step, dtype=xp.<name>)."""
+    return _xp().arange(*args, dtype=None if dtype is None else _dtype(dtype), **kwargs)
+
+
+def _issue38_operations() -> dict[str, Operation]:
+    """Issue 38, operations people ask about, as the standard spells them."""
+    xp = _xp
+    return {
+        # torch's repeat tiles: the standard's tile(x, reps); its repeat() repeats elements
+        "method:repeat": lambda x, *repeats: xp().tile(x, _shape(repeats)),
+        # where(mask, value, x): a new array
+        "method:masked_fill": lambda x, mask, value: xp().where(mask, value, x),
+        # tril(x, k=): torch's diagonal is its k
+        "fn:tril": lambda x, diagonal=0, **kwargs: xp().tril(x, k=diagonal, **kwargs),
+        "fn:triu": lambda x, diagonal=0, **kwargs: xp().triu(x, k=diagonal, **kwargs),
+        "fn:slice_scatter": absent("the Array API standard has no slice_scatter; the counterpart is a copy "
+                                   "(asarray(x, copy=True)) then slice assignment y[...] = src"),
+        "fn:arange": _arange,
     }

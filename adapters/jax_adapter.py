@@ -454,6 +454,7 @@ class JaxAdapter(JaxProbes, Adapter):
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_missing_operations())
         ops.update(_structural_inplace_operations())
+        ops.update(_issue38_operations())
         return ops
 
 
@@ -569,3 +570,24 @@ def _np_view_operations() -> dict[str, Operation]:
     """Issue 18 (views-np-paddle): jax.numpy's counterparts of NumPy's documented views
     (new immutable arrays: JAX has no views)."""
     return numpy_style_views(_jnp)
+
+
+def _issue38_operations() -> dict[str, Operation]:
+    """Issue 38, operations people ask about, as jax.numpy spells them (each entry says what it
+    calls)."""
+    jnp = _jnp
+    return {
+        # torch's repeat tiles: jnp.tile(x, reps); JAX's own Array.repeat is np.repeat (each
+        # element repeated, torch's repeat_interleave), another meaning at the same arguments
+        "method:repeat": lambda x, *repeats: jnp().tile(x, _shape(repeats)),
+        # jnp.where(mask, value, x): a new array (JAX arrays are immutable)
+        "method:masked_fill": lambda x, mask, value: jnp().where(mask, value, x),
+        # jnp.tril(m, k): torch's diagonal= is its k
+        "fn:tril": lambda m, diagonal=0, **kwargs: jnp().tril(m, diagonal, **kwargs),
+        "fn:triu": lambda m, diagonal=0, **kwargs: jnp().triu(m, diagonal, **kwargs),
+        "fn:slice_scatter": absent("JAX has no slice_scatter; the counterpart is "
+                                   "x.at[(slice(None),) * dim + (slice(start, end, step),)].set(src), a new array"),
+        # jnp.arange(start, stop, step, dtype=<the dtype name as jnp takes it>)
+        "fn:arange": lambda *args, dtype=None, **kwargs: jnp().arange(
+            *args, dtype=None if dtype is None else _dtype(dtype), **kwargs),
+    }

@@ -455,6 +455,7 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
                      "resize_as_", "cumsum_", "cumprod_", "renorm_", "addbmm_", "baddbmm_", "addmv_", "addr_",
                      "addcdiv_", "addcmul_", "conj_physical_", "put_along_axis_", "reshape_", "flatten_", "cast_"):
             ops["method:" + name] = absent(f"MindSpore tensors have no {name}() method")
+        ops.update(_issue38_operations())
         return ops
 
 
@@ -508,4 +509,25 @@ def _np_view_operations() -> dict[str, Operation]:
         "fn:diag": lambda x, diagonal=0: ms().mint.diag(x, diagonal),
         "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(ms().ops.meshgrid(*xs, indexing=indexing, **kw)),
         "fn:einsum": lambda equation, *xs: ms().mint.einsum(equation, *xs),
+    }
+
+
+def _issue38_operations() -> dict[str, Operation]:
+    """Issue 38, operations people ask about: MindSpore's own (each entry says what it calls)."""
+    ms = _ms
+    return {
+        # Tensor.repeat(*repeats) tiles, as torch's (MindSpore's docs: "Copy the elements in
+        # each dimension"); Tensor.repeat_interleave repeats elements
+        "method:repeat": passthrough("repeat"),
+        "method:masked_fill": passthrough("masked_fill"),
+        # mindspore.mint.tril(input, diagonal=0), torch's signature
+        "fn:tril": lambda *args, **kwargs: ms().mint.tril(*args, **kwargs),
+        "fn:triu": lambda *args, **kwargs: ms().mint.triu(*args, **kwargs),
+        # mindspore.ops.slice_scatter(input, src, axis=0, start=None, end=None, step=1): torch's
+        # dim is its axis (mint has none)
+        "fn:slice_scatter": lambda x, src, dim=0, *args, **kwargs: ms().ops.slice_scatter(
+            x, src, dim, *args, **kwargs),
+        # mindspore.mint.arange(start, end, step, dtype=<the MindSpore dtype of the name>)
+        "fn:arange": lambda *args, dtype=None, **kwargs: ms().mint.arange(
+            *args, dtype=_dtype_or_none(dtype), **kwargs),
     }

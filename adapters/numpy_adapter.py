@@ -174,7 +174,7 @@ class NumpyAdapter(Adapter):
             "method:index_select": lambda x, dim, index: np().take(x, index, axis=dim),
             "method:masked_select": lambda x, mask: x[mask],
             "method:gather": lambda x, dim, index: np().take_along_axis(x, index, axis=dim),
-            "method:take": lambda x, index: np().take(x, index),
+            "method:take": lambda x, *args, **kwargs: np().take(x, *args, **kwargs),  # axis= too
             "fn:take_along_dim": lambda x, index, dim=None: np().take_along_axis(x, index, axis=dim),
             # torch's x.nonzero() is an (n, ndim) array of indices: NumPy's argwhere
             "method:nonzero": lambda x: np().argwhere(x),
@@ -215,6 +215,7 @@ class NumpyAdapter(Adapter):
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_missing_operations())
         ops.update(_structural_inplace_operations())
+        ops.update(_issue38_operations())
         return ops
 
 
@@ -427,4 +428,26 @@ def _np_view_operations() -> dict[str, Operation]:
         "method:getfield": lambda x, dtype, offset=0: x.getfield(dtype_named(dtype), offset),
         "method:set_": absent("NumPy arrays cannot be re-pointed at another array's memory; the counterpart is "
                               "a new view of it, source.view()"),
+    }
+
+
+def _repeat(x: Any, *repeats: Any) -> Any:
+    """torch's repeat(*sizes) tiles: np.tile(x, reps). NumPy's own ndarray.repeat(n) repeats
+    each element (torch's repeat_interleave), another meaning at the same arguments."""
+    return _np().tile(x, _shape(repeats))
+
+
+def _issue38_operations() -> dict[str, Operation]:
+    """Issue 38, operations people ask about."""
+    np = _np
+    return {
+        "method:repeat": _repeat,
+        # np.where never writes x: a new array, as torch's out-of-place masked_fill
+        "method:masked_fill": lambda x, mask, value: np().where(mask, value, x),
+        # torch's diagonal= is NumPy's k
+        "fn:tril": lambda m, diagonal=0, **kwargs: np().tril(m, diagonal, **kwargs),
+        "fn:triu": lambda m, diagonal=0, **kwargs: np().triu(m, diagonal, **kwargs),
+        "fn:slice_scatter": absent("NumPy has no slice_scatter; the counterpart is y = x.copy() then "
+                                   "y[(slice(None),) * dim + (slice(start, end, step),)] = src"),
+        "fn:arange": lambda *args, **kwargs: np().arange(*args, **kwargs),
     }

@@ -500,6 +500,7 @@ class PaddleAdapter(PaddleProbes, Adapter):
         ops.update(NUMPY_CONVERSIONS)
         ops.update(_activation_operations())
         ops.update(_structural_inplace_operations())
+        ops.update(_issue38_operations())
         return ops
 
 
@@ -704,3 +705,25 @@ def _set_(x: Any, source: Any = None, storage_offset: int = 0, size: Any = None,
         check("set_", shape, strides, start, storage, note=_FROM_ALLOCATION)
     return x.set_(source, None if size is None else list(size), None if stride is None else list(stride),
                   storage_offset * (x if source is None else source).element_size())
+
+
+def _slice_scatter(x: Any, src: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Any:
+    """torch.slice_scatter(input, src, dim, start, end, step) as Paddle's
+    paddle.slice_scatter(x, value, axes, starts, ends, strides): one axis, as lists; torch's
+    None start / end (the whole axis) are 0 and the axis's length."""
+    return _paddle().slice_scatter(x, src, axes=[dim], starts=[0 if start is None else start],
+                                   ends=[x.shape[dim] if end is None else end], strides=[step])
+
+
+def _issue38_operations() -> dict[str, Operation]:
+    """Issue 38, operations people ask about: Paddle's own of torch's name."""
+    paddle = _paddle
+    return {
+        # Paddle's Tensor.repeat is torch's (tiles); its repeat_interleave repeats elements
+        "method:repeat": passthrough("repeat"),
+        "method:masked_fill": passthrough("masked_fill"),
+        "fn:tril": lambda *args, **kwargs: paddle().tril(*args, **kwargs),
+        "fn:triu": lambda *args, **kwargs: paddle().triu(*args, **kwargs),
+        "fn:slice_scatter": _slice_scatter,
+        "fn:arange": lambda *args, **kwargs: paddle().arange(*args, **kwargs),
+    }

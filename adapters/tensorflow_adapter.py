@@ -561,7 +561,7 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
             "method:index_select": lambda x, dim, index: tf().gather(x, index, axis=dim),
             "method:masked_select": lambda x, mask: tf().boolean_mask(x, mask),
             "method:gather": lambda x, dim, index: tnp().take_along_axis(x, index, axis=dim),
-            "method:take": lambda x, index: tnp().take(x, index),
+            "method:take": lambda x, *args, **kwargs: tnp().take(x, *args, **kwargs),  # axis= too
             "fn:take_along_dim": lambda x, index, dim=None: tnp().take_along_axis(x, index, axis=dim),
             # torch's nonzero(): an (n, ndim) tensor of indices, tf.where(x) with one argument
             "method:nonzero": lambda x: tf().where(x),
@@ -642,6 +642,7 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
                     "attr:requires_grad", "setattr:requires_grad", "attr:data", "setattr:data",
                     "block:no_grad", "block:enable_grad"):
             ops[key] = absent(_TAPE)
+        ops.update(_issue38_operations())
         return ops
 
 
@@ -658,4 +659,24 @@ def _np_view_operations() -> dict[str, Operation]:
                                   "is tf.experimental.numpy.moveaxis"),
         "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(tf().meshgrid(*xs, indexing=indexing, **kw)),
         "fn:einsum": lambda equation, *xs: tf().einsum(equation, *xs),
+    }
+
+
+def _issue38_operations() -> dict[str, Operation]:
+    """Issue 38, operations people ask about, as tf.experimental.numpy spells them (each entry
+    says what it calls)."""
+    tf, tnp = _tf, _tnp
+    return {
+        # torch's repeat tiles: tnp.tile(x, reps) (tf.tile's multiples); tnp.repeat is np.repeat
+        "method:repeat": lambda x, *repeats: tnp().tile(x, _shape(repeats)),
+        # tf.where(mask, value, x): a new tensor (tf.Tensor is immutable)
+        "method:masked_fill": lambda x, mask, value: tf().where(mask, value, x),
+        # tnp.tril(m, k): torch's diagonal= is its k
+        "fn:tril": lambda m, diagonal=0, **kwargs: tnp().tril(m, diagonal, **kwargs),
+        "fn:triu": lambda m, diagonal=0, **kwargs: tnp().triu(m, diagonal, **kwargs),
+        "fn:slice_scatter": absent("TensorFlow has no slice_scatter; the counterpart is "
+                                   "tf.tensor_scatter_nd_update(x, indices of the slice, src), a new tensor"),
+        # tnp.arange(start, stop, step, dtype=<the tf.DType of the dtype name>)
+        "fn:arange": lambda *args, dtype=None, **kwargs: tnp().arange(
+            *args, dtype=None if dtype is None else _dtype(dtype), **kwargs),
     }

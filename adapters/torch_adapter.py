@@ -418,7 +418,24 @@ class TorchAdapter(TorchProbes, Adapter):
             "method:cast_": absent("torch has no in-place dtype change (no cast_()); the counterpart is "
                                    "x = x.to(dtype), a new tensor"),
         })
+        ops.update(_issue38_operations())
         return ops
+
+
+def _issue38_operations() -> dict[str, Operation]:
+    """Issue 38, operations people ask about: torch's own, arguments as written."""
+    torch = _torch
+    return {
+        # Tensor.repeat tiles (NumPy's np.tile); NumPy's ndarray.repeat is torch's repeat_interleave
+        "method:repeat": passthrough("repeat"),
+        "method:masked_fill": passthrough("masked_fill"),
+        "fn:tril": lambda *args, **kwargs: torch().tril(*args, **kwargs),
+        "fn:triu": lambda *args, **kwargs: torch().triu(*args, **kwargs),
+        "fn:slice_scatter": lambda *args, **kwargs: torch().slice_scatter(*args, **kwargs),
+        # torch takes no dtype strings: a case's dtype name is the torch.dtype of that name
+        "fn:arange": lambda *args, dtype=None, **kwargs: torch().arange(
+            *args, dtype=None if dtype is None else _dtype(dtype), **kwargs),
+    }
 
 
 def _traced() -> bool:

@@ -85,18 +85,24 @@ PLAIN = {
               "fn:squeeze_copy", "fn:t_copy", "fn:transpose_copy", "fn:unbind_copy", "fn:unfold_copy",
               "fn:unsqueeze_copy", "fn:values_copy", "fn:view_as_real_copy", "fn:view_copy",
               # x.real = v, x.imag = v as written (test_view_ops.py's test_set_real_imag)
-              "setattr:real", "setattr:imag"},
+              "setattr:real", "setattr:imag",
+              # issue 38: torch's own functions, arguments as written
+              "fn:tril", "fn:triu", "fn:slice_scatter"},
     "paddle": {"block:enable_grad", "block:no_grad", "fn:abs", "fn:abs_", "fn:add", "fn:exp", "fn:from_dlpack",
                "fn:from_numpy", "fn:relu_", "fn:sigmoid", "fn:sqrt", "fn:view_as_complex", "fn:view_as_real",
                "fn:where", "fn:dropout", "fn:Dropout", "method:narrow", "method:scale", "setattr:data",
                "setattr:stop_gradient", "fn:mul", "method:astype", "method:unsqueeze", "fn:clamp", "fn:elu_",
-               "fn:leaky_relu_", "setattr:real", "setattr:imag"},
+               "fn:leaky_relu_", "setattr:real", "setattr:imag",
+               # issue 38: Paddle's own functions of torch's name, arguments as written
+               "fn:tril", "fn:triu", "fn:arange"},
     "numpy": {"fn:abs", "fn:add", "fn:exp", "fn:from_dlpack", "fn:sqrt", "fn:where", "method:conj",
               "method:copy", "method:diagonal", "method:item", "method:ravel", "method:tolist", "method:astype",
               "method:flatten", "method:take", "setattr:real", "setattr:imag",
               # NumPy's no-copy contracts (lists), its own functions with the case's arguments
               "fn:asmatrix", "fn:permute_dims", "fn:structured_to_unstructured", "fn:unstructured_to_structured",
-              "setattr:shape"},
+              "setattr:shape",
+              # issue 38: np.arange, arguments as written
+              "fn:arange"},
     # the standard's functions of the same name, keywords as written (out= reaches them, refused)
     "array_api_strict": {"fn:abs", "fn:add", "fn:exp", "fn:sqrt", "fn:where", "fn:from_dlpack",
                          "fn:xp_from_dlpack", "fn:xp_reshape", "fn:permute_dims"},
@@ -285,6 +291,12 @@ REFUSED: list[Sample] = [
     Sample("torch", "method:to", ("float32",), {}, lambda x, d: x.to(d)),
     Sample("numpy", "method:view", (3, 2), {}, lambda x, *s: x.view(*s)),
     Sample("numpy", "fn:zeros", (2, 3), {}, lambda x, *s: _fw("numpy").zeros(*s), lambda fw: None),
+    # issue 38: NumPy's tril / triu take k, not torch's diagonal; Paddle's slice_scatter takes
+    # axes / starts / ends / strides lists, not torch's dim / start / end / step
+    Sample("numpy", "fn:tril", (), {"diagonal": 1}, lambda x, **k: _fw("numpy").tril(x, **k)),
+    Sample("numpy", "fn:triu", (), {"diagonal": 1}, lambda x, **k: _fw("numpy").triu(x, **k)),
+    Sample("paddle", "fn:slice_scatter", (lambda fw: _tensor(fw, [[1.0, 1.0, 1.0]]),), {"dim": 0, "start": 1},
+           lambda x, src, **k: _fw("paddle").slice_scatter(x, src, **k)),
     Sample("paddle", "method:backward", (), {"gradient": None}, lambda x, **k: x.backward(**k),
            lambda fw: _fw("paddle").to_tensor(1.0, stop_gradient=False) * 2),
     # the standard's Array has no such methods; its functions take a shape tuple / the axes
@@ -299,6 +311,8 @@ REFUSED: list[Sample] = [
 OTHER_MEANING: list[Sample] = [
     Sample("numpy", "method:transpose", (0, 1), {}, lambda x, *d: x.transpose(*d)),
     Sample("numpy", "method:nonzero", (), {}, lambda x: x.nonzero()),
+    # issue 38: NumPy's repeat(2) repeats each element (torch's repeat_interleave); torch's tiles
+    Sample("numpy", "method:repeat", (2,), {}, lambda x, n: x.repeat(n)),
     Sample("paddle", "method:split", (1,), {}, lambda x, s: x.split(s)),
     # Paddle's transpose_ takes torch's two dimensions without an error, and does not swap them
     Sample("paddle", "method:transpose_", (0, 1), {}, lambda x, *d: x.transpose_(*d)),
