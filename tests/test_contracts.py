@@ -197,3 +197,167 @@ def test_the_command_refuses_a_corpus_that_does_not_load(tmp_path: Path, capsys:
     (folder / "t.yaml").write_text("cases:\n  - id: x\n", encoding="utf-8")
     assert main(["contracts", str(folder)]) == 2
     assert "conformance contracts: fix the case files above first (conformance lint)" in capsys.readouterr().err
+
+
+# -- the generated cases (conformance.tools.contract_cases) ------------------------------------
+
+from conformance.model import ResultKey  # noqa: E402
+from conformance.tools import contract_cases  # noqa: E402
+from conformance.tools.observe import Observation  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def view_contract() -> contracts.Contract:
+    return contracts.Contract("view", "view", ("torch.Tensor.view",), (
+        contracts.Overload("", "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", "self"),))
+
+
+def inplace_contract() -> contracts.Contract:
+    return contracts.Contract("add_", "inplace", ("torch.Tensor.add_",), (
+        contracts.Overload("Tensor", "aten::add_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", "self"),))
+
+
+def test_a_case_per_operator_and_layout_with_the_same_values_in_every_layout() -> None:
+    read = contracts.Contracts("torch", "2.13.0", "s", (view_contract(), inplace_contract()), ())
+    made, left = contract_cases.generate(read, "view", TableOf({"method:view"}))
+    assert [g.case_id for g in made] == ["contracts.torch.view.view.contiguous", "contracts.torch.view.view.transposed",
+                                         "contracts.torch.view.view.offset"]
+    assert left == []
+    transposed = made[1].text
+    assert "b: {data: [[0.1, 0.4], [0.2, 0.5], [0.3, 0.6]], dtype: float32}" in transposed
+    assert "- x = b.t()\n      - r = x.view(6)" in transposed
+    assert "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)" in transposed
+    # add_ is one of the operators run on every layout
+    made, _ = contract_cases.generate(read, "inplace", TableOf({"method:add_"}))
+    assert [g.layout for g in made] == list(contract_cases.EVERY_LAYOUT)
+    _, left = contract_cases.generate(read, "inplace", TableOf(set()))
+    assert left == ["add_: the torch table lacks method:add_"]
+
+
+def observation(framework: str, observed: dict[ResultKey, Any], error: dict | None = None) -> Observation:
+    return Observation(framework, "1.0", observed=observed, error=error)
+
+
+def generated_case(contract: contracts.Contract) -> tuple[contract_cases.Generated, Any]:
+    from conformance import registry
+
+    read = contracts.Contracts("torch", "2.13.0", "s", (contract,), ())
+    gen = contract_cases.generate(read, contract.kind, registry.get_adapter("torch"))[0][0]
+    loaded = load_text(contract_cases.skeleton_file([gen]), "t.yaml", registry.vocabulary(), draft=True)
+    return gen, loaded.cases[0]
+
+
+SAME = ResultKey("same_object", ("r", "x"))
+VERSION = ResultKey("version_change", ("x",))
+
+
+def test_torch_is_shared_and_every_other_framework_differing_gets_a_measured_override() -> None:
+    gen, case = generated_case(inplace_contract())
+    torch = observation("torch", {SAME: True, VERSION: 1})
+    paddle = observation("paddle", {SAME: True, VERSION: 1})
+    mindspore = observation("mindspore", {SAME: False, VERSION: 0})
+    findings: list[contract_cases.Finding] = []
+    text = contract_cases.case_text(gen, case, [torch, paddle, mindspore], frozenset(), findings)
+    assert "same_object: {r & x: true}" in text and "version_change: {x: 1}" in text
+    assert "mindspore:\n        reason: \"Measured on mindspore 1.0 by conformance contracts --write" in text
+    assert "paddle:" not in text and findings == []
+
+
+def test_torch_breaking_its_declaration_is_a_finding_with_the_declaration_shared() -> None:
+    gen, case = generated_case(inplace_contract())
+    torch = observation("torch", {SAME: True, VERSION: 0})
+    numpy = observation("numpy", {SAME: True})
+    findings: list[contract_cases.Finding] = []
+    text = contract_cases.case_text(gen, case, [torch, numpy], frozenset(), findings)
+    assert "    expect:\n      same_object: {r & x: true}\n      version_change: {x: 1}\n" in text
+    assert ("torch:\n        reason: \"Finding: torch 1.0 breaks the contract its schema declares "
+            "(aten::add_.Tensor") in text
+    assert text.endswith("        expect:\n          version_change: {x: 0}\n")
+    assert findings == [contract_cases.Finding("contracts.torch.inplace.add_.contiguous",
+                                               "aten::add_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+                                               "version_change.x: 1", "0")]
+
+
+def test_a_refused_call_declares_nothing_and_a_page_view_must_share_memory() -> None:
+    gen, _ = generated_case(view_contract())
+    shares = ResultKey("shares_memory", ("r", "x"))
+    assert contract_cases.declared_checks(gen, {}, {"at": 1}, frozenset({"view"})) == {}
+    assert contract_cases.declared_checks(gen, {}, None, frozenset({"view"})) == {shares: True}
+    assert contract_cases.declared_checks(gen, {}, None, frozenset()) == {}  # may alias: nothing declared
+    assert "reshape" not in contract_cases.must_alias() and "view" in contract_cases.must_alias()
+
+
+def test_check_names_each_case_that_is_not_what_the_data_makes(tmp_path: Path) -> None:
+    from conformance.declared import packaged
+
+    for name in contract_cases.FILES.values():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text((ROOT / name).read_text(encoding="utf-8"), encoding="utf-8")
+    assert contract_cases.check(tmp_path, packaged(), "view") == []
+    path = tmp_path / contract_cases.FILES["view"]
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("r = x.view(6)", "r = x.view(3, 2)", 1)
+                    .replace("contracts.torch.view.t.offset", "contracts.torch.view.t.other", 1), encoding="utf-8")
+    assert contract_cases.check(tmp_path, packaged(), "view") == [
+        "cases/contracts/torch_views.yaml: contracts.torch.view.t.offset is not in the file",
+        "cases/contracts/torch_views.yaml: contracts.torch.view.t.other is not what the data makes (delete it)",
+        "cases/contracts/torch_views.yaml: contracts.torch.view.view.contiguous: its inputs or steps are not what the "
+        "data makes"]
+    path.unlink()
+    assert contract_cases.check(tmp_path, packaged(), "view") == ["cases/contracts/torch_views.yaml is missing"]
+
+
+def test_the_committed_generated_cases_are_what_the_data_makes(capsys: pytest.CaptureFixture[str],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    assert main(["contracts", "--check"]) == 0
+
+
+def test_check_outside_a_checkout_says_where_to_run_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["contracts", "--check"]) == 2
+    assert "run it at the root of a checkout" in capsys.readouterr().err
+    (tmp_path / "cases").mkdir()
+    assert main(["contracts", "--check"]) == 1
+    assert ("conformance contracts: cases/contracts/torch_views.yaml is missing: run 'conformance contracts --write' "
+            "and commit it") in capsys.readouterr().err
+
+
+def test_a_compiled_mode_is_compared_with_what_applies_to_it_after_its_frameworks_override() -> None:
+    _, case = generated_case(inplace_contract())
+    lineage = {"torch_compile": ("torch",), "torch_inductor": ("torch", "torch_compile")}
+    observed = [observation("torch", {SAME: True}), observation("torch_compile", {SAME: False}),
+                observation("torch_inductor", {SAME: False})]
+    shared, overrides = contract_cases.against_torch(case, observed, {}, lambda name: lineage.get(name, ()))
+    assert shared[SAME] is True
+    assert overrides == {"torch_compile": {SAME: False}}  # torch_inductor inherits it
+
+
+def test_an_empty_tensor_is_expected_by_its_shape_and_a_framework_that_raised_first_drops_entries() -> None:
+    gen, case = generated_case(inplace_contract())
+    values, shape = ResultKey("values", ("x",)), ResultKey("shape", ("x",))
+    torch = observation("torch", {SAME: True, values: [], shape: [0, 3]})
+    paddle = observation("paddle", {values: [], shape: [0, 3]},
+                         error={"at": 1, "kind": "other", "type": "ValueError", "message": "no"})
+    shared, overrides = contract_cases.against_torch(case, [torch, paddle], {})
+    assert values not in shared and shared[shape] == [0, 3]
+    assert overrides["paddle"][SAME] is None
+    assert overrides["paddle"][ResultKey("error")] == {"at": 1, "kind": "other", "paddle": paddle.error}
+
+
+def test_an_out_variant_declares_that_it_returns_out_and_unstable_observations_are_dropped() -> None:
+    out = contracts.Contract("add", "out", ("torch.add",), (
+        contracts.Overload("out", "aten::add.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", "out"),))
+    gen, _ = generated_case(out)
+    assert gen.case_id == "contracts.torch.out.add.right_size" and "r = add(x, y, out=o)" in gen.text
+    assert contract_cases.declared_checks(gen, {}, None, frozenset()) == {ResultKey("same_object", ("r", "o")): True}
+    igamma = contracts.Contract("igamma_", "inplace", ("torch.Tensor.igamma_",), inplace_contract().overloads)
+    gen, case = generated_case(igamma)
+    values = ResultKey("values", ("x",))
+    text = contract_cases.case_text(gen, case, [observation("torch", {SAME: True, VERSION: 1, values: [1.0]}),
+                                                observation("paddle", {SAME: True, VERSION: 1, values: [1.0]})],
+                                    frozenset(), [])
+    assert "paddle:\n" in text and "its values are not expected: Paddle 3.3.1's igamma_" in text
+    assert text.endswith("values: {x: null}\n")

@@ -34,13 +34,14 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import yaml
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "contracts" / "torch.yaml"
-KINDS = ("view", "inplace", "out")
+from conformance.declared import DATA, KINDS, Contract, Contracts, ContractsError, Excluded, Overload, read
+
+__all__ = ["DATA", "KINDS", "Contract", "Contracts", "ContractsError", "Excluded", "Overload", "read"]
+
 MARK = "@@contracts@@"
 # the dispatch keys whose kernel runs a dense CPU tensor (torch._C._dispatch_has_kernel_for_dispatch_key)
 DENSE_CPU_KEYS = ("CPU", "CompositeImplicitAutograd", "CompositeExplicitAutograd",
@@ -187,87 +188,6 @@ COMMENT = ("# torch's declared alias contracts, made by python -m conformance.to
 
 def dump(document: Mapping[str, Any]) -> str:
     return COMMENT + yaml.safe_dump(dict(document), sort_keys=False, width=1 << 16, allow_unicode=True)
-
-
-# -- reading the data (no framework) --------------------------------------------------------
-
-
-class ContractsError(Exception):
-    """The data file is missing or not what --introspect writes."""
-
-
-@dataclass(frozen=True)
-class Overload:
-    overload: str
-    schema: str
-    aliased: str  # the argument the result may alias (view), that is written (inplace, out)
-
-
-@dataclass(frozen=True)
-class Contract:
-    name: str
-    kind: str  # view, inplace or out
-    spellings: tuple[str, ...]  # the Python names that reach it: torch.Tensor.view, torch.view, ...
-    overloads: tuple[Overload, ...]
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        """The vocabulary keys its spellings are: ``torch.Tensor.NAME`` is ``method:NAME``
-        (``attr:NAME`` for a property), ``torch.NAME`` and ``torch.nn.functional.NAME`` are
-        ``fn:NAME``; torch.linalg / special / fft names have no key of their own. An out= variant
-        is the function called with ``out=``: its methods take no ``out``."""
-        keys = []
-        for spelling in self.spellings:
-            if spelling == f"torch.Tensor.{self.name} (attribute)":
-                keys.append("attr:" + self.name)
-            elif spelling == f"torch.Tensor.{self.name}" and self.kind != "out":
-                keys.append("method:" + self.name)
-            elif spelling in (f"torch.{self.name}", f"torch.nn.functional.{self.name}"):
-                keys.append("fn:" + self.name)
-        return tuple(dict.fromkeys(keys))
-
-
-@dataclass(frozen=True)
-class Excluded:
-    name: str
-    kind: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class Contracts:
-    framework: str
-    version: str
-    source: str
-    operators: tuple[Contract, ...]
-    excluded: tuple[Excluded, ...]
-
-    def of_kind(self, kind: str) -> list[Contract]:
-        return [c for c in self.operators if c.kind == kind]
-
-
-def read(path: Path = DATA) -> Contracts:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ContractsError(f"{path}: cannot be read ({exc.strerror}): run python -m conformance.tools.contracts "
-                             "--introspect where torch is installed") from None
-    except yaml.YAMLError as exc:
-        raise ContractsError(f"{path}: not YAML ({exc})") from None
-    try:
-        operators = tuple(
-            Contract(name=o["name"], kind=o["kind"], spellings=tuple(o["spellings"]),
-                     overloads=tuple(Overload(v["overload"], v["schema"], v["aliased"]) for v in o["overloads"]))
-            for o in data["operators"])
-        excluded = tuple(Excluded(e["name"], e["kind"], e["reason"]) for e in data["excluded"])
-        document = Contracts(str(data["framework"]), str(data["version"]), str(data["source"]), operators, excluded)
-    except (KeyError, TypeError) as exc:
-        raise ContractsError(f"{path}: not what --introspect writes (missing or malformed {exc}): write it again "
-                             "with python -m conformance.tools.contracts --introspect") from None
-    unknown = sorted({c.kind for c in operators} - set(KINDS))
-    if unknown:
-        raise ContractsError(f"{path}: unknown kind {unknown[0]!r}: the kinds are {', '.join(KINDS)}")
-    return document
 
 
 # -- reached by the corpus (no framework) ----------------------------------------------------

@@ -15,6 +15,12 @@ def add_parser(sub: Any) -> None:
     con = sub.add_parser("contracts", help="torch's declared alias contracts (views, in-place, out=) and how many "
                                            "the corpus reaches (docs/contracts.md)")
     con.add_argument("paths", nargs="*", help="case files or folders (default: the corpus)")
+    what = con.add_mutually_exclusive_group()
+    what.add_argument("--write", action="store_true",
+                      help="generate cases/contracts/torch_views.yaml and torch_inplace.yaml from the data, observe "
+                           "them on every eager framework and write them (run at the root of a checkout)")
+    what.add_argument("--check", action="store_true",
+                      help="exit 1 if those files' inputs and steps are not what the data makes (imports no framework)")
     con.set_defaults(func=cmd_contracts)
 
 
@@ -27,6 +33,8 @@ def cmd_contracts(args: argparse.Namespace, extra: list[str]) -> int:
     except contracts.ContractsError as exc:
         print_error(str(exc))
         return 2
+    if args.write or args.check:
+        return _generated(declared, args.write)
     cases, problems = coverage.corpus_cases(args.paths or case_roots())
     if problems:  # what a corpus that does not load reaches is not measured
         for problem in problems:
@@ -36,4 +44,32 @@ def cmd_contracts(args: argparse.Namespace, extra: list[str]) -> int:
     print(f"torch {declared.version}: {declared.source}")
     for line in contracts.summary(contracts.measure(declared, cases, registry.get_adapter("torch"))):
         print(for_terminal(line))
+    return 0
+
+
+def _generated(declared: Any, write: bool) -> int:
+    """--write: generate, observe and write the two case files; --check: compare them."""
+    from pathlib import Path
+
+    from conformance.tools import contract_cases
+
+    root = Path(".")
+    if not (root / "cases").is_dir():
+        print_error("conformance contracts: run it at the root of a checkout (the folder with cases/)")
+        return 2
+    if not write:
+        problems = [p for kind in contract_cases.FILES for p in contract_cases.check(root, declared, kind)]
+        for problem in problems:
+            print_error(f"conformance contracts: {problem}: run 'conformance contracts --write' and commit it")
+        return 1 if problems else 0
+
+    def say(text: str) -> None:
+        print(for_terminal(f"conformance contracts: {text}"), file=sys.stderr)
+
+    for kind in contract_cases.FILES:
+        written, findings = contract_cases.write(root, declared, kind, say)
+        say(f"wrote {written} cases to {contract_cases.FILES[kind]}")
+        for finding in findings:
+            print(for_terminal(f"finding: {finding.case_id}: {finding.schema} declares {finding.declared}; "
+                               f"torch: {finding.observed}"))
     return 0
