@@ -361,3 +361,12 @@ def test_an_out_variant_declares_that_it_returns_out_and_unstable_observations_a
                                     frozenset(), [])
     assert "paddle:\n" in text and "its values are not expected: Paddle 3.3.1's igamma_" in text
     assert text.endswith("values: {x: null}\n")
+
+
+def test_write_refuses_argument_tables_whose_cases_do_not_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.declared import packaged
+
+    monkeypatch.setattr(contract_cases, "VIEW_CALLS", {"view": contract_cases.Call("r = x.view(")})
+    with pytest.raises(ValueError, match="the generated cases do not load:\n"):
+        contract_cases.write(tmp_path, packaged(), "view", lambda text: None)
+    assert not (tmp_path / contract_cases.FILES["view"]).exists()

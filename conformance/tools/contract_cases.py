@@ -519,11 +519,20 @@ def measured_reason(framework: str, version: str | None) -> str:
             "what torch does (the shared expectation), entry by entry as below.")
 
 
+# the upstream issues found about a finding (search of pytorch/pytorch's issues), cited in its reason
+UPSTREAM: Mapping[str, str] = {
+    name: "https://github.com/pytorch/pytorch/issues/126755 (related: the dropouts' in-place forms return "
+          "their input unchanged when there is nothing to drop)"
+    for name in ("dropout_", "feature_dropout_", "alpha_dropout_", "feature_alpha_dropout_")
+}
+
+
 def finding_reason(gen: Generated, version: str | None) -> str:
     schemas = " | ".join(o.schema for o in gen.contract.overloads)
+    upstream = UPSTREAM.get(gen.contract.name)
     return (f"Finding: torch {version} breaks the contract its schema declares ({schemas}): measured by "
             "conformance contracts --write; the shared expectation is the declaration, this override what "
-            "torch does.")
+            "torch does." + (f" Upstream: {upstream}." if upstream else " No upstream issue found."))
 
 
 def case_text(gen: Generated, case: Any, observations: Sequence[Any], aliases: frozenset[str],

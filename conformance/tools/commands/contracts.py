@@ -67,7 +67,11 @@ def _generated(declared: Any, write: bool) -> int:
         print(for_terminal(f"conformance contracts: {text}"), file=sys.stderr)
 
     for kind in contract_cases.FILES:
-        written, findings = contract_cases.write(root, declared, kind, say)
+        try:
+            written, findings = contract_cases.write(root, declared, kind, say)
+        except ValueError as exc:  # the argument tables make cases that do not load: nothing written
+            print_error(f"conformance contracts: {exc}")
+            return 1
         say(f"wrote {written} cases to {contract_cases.FILES[kind]}")
         for finding in findings:
             print(for_terminal(f"finding: {finding.case_id}: {finding.schema} declares {finding.declared}; "
