@@ -27,7 +27,7 @@ from probe_adapters.frozen import FrozenAdapter
 
 from conformance import registry
 from conformance.adapters.base import Immutability, MutationRefused, refusal
-from conformance.ir import ItemTarget, Op, Step, _step_exprs, _walk
+from conformance.ir import AttrTarget, ItemTarget, Op, Step, _step_exprs, _walk
 from conformance.load.reader import Vocabulary, load_file, load_text
 from conformance.model import ERROR_KINDS
 from conformance.run.engine import FAIL, IMMUTABLE, PASS, REFUSED, run
@@ -38,11 +38,12 @@ RAN = ("pass", "known_divergence", "refused", "fail")
 
 
 def is_mutation(step: Step) -> bool:
-    """A step that writes into an existing object: item assignment, augmented assignment
-    (on a name, an item or an attribute), an in-place method, an ``out=`` argument, an
+    """A step that writes into an existing object: item or attribute assignment (``c.imag =
+    v`` writes c), augmented assignment (on a name, an item or an attribute), an in-place
+    method, an ``out=`` argument, an
     ``inplace=True`` one (NumPy's ``byteswap(inplace=True)``)."""
     ops = [e for x in _step_exprs(step) for e in _walk(x) if isinstance(e, Op)]
-    return (step.kind == "augassign" or any(isinstance(t, ItemTarget) for t in step.targets)
+    return (step.kind == "augassign" or any(isinstance(t, (ItemTarget, AttrTarget)) for t in step.targets)
             or any((op.key.startswith("method:") and op.key.endswith("_"))
                    or any(k == "out" or (k == "inplace" and getattr(v, "value", None) is True) for k, v in op.kwargs)
                    for op in ops))
@@ -129,7 +130,9 @@ def test_every_mutation_is_the_frameworks_refusal(corpus_run: dict[str, Any]) ->
             assert refusal_seen or seen == numpy_seen, (case_id, step.text, seen)
             if refusal_seen:
                 assert seen["error"]["type"] == "ValueError" and "read-only" in seen["error"]["message"]
-    assert reached > 100 and refused >= reached - 5, (reached, refused)
+    # the few reached and not refused write into something that is no frozen array (a NumPy
+    # scalar, another framework's tensor): each was checked above to be NumPy's very same step
+    assert reached > 100 and refused >= reached - 10, (reached, refused)
 
 
 def test_up_to_the_refusal_frozen_behaves_as_numpy(corpus_run: dict[str, Any]) -> None:
