@@ -109,11 +109,9 @@ class OverrideInfo:
 
 
 @dataclass(frozen=True)
-class VersionedOverride:
-    reason: str
-    not_applicable: bool
-    claims: Mapping[str, str]
-    versions: str
+class VersionedOverride(OverrideInfo):
+    """An override that holds for some of the framework's releases only."""
+    versions: str  # a PEP 440 specifier set
 
 
 @dataclass(frozen=True)
