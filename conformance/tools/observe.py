@@ -194,14 +194,24 @@ def _differing(case: Case, mode: Observation, expected: dict[ResultKey, Any]) ->
             continue
         own[key] = None  # a step raised before it could be observed
     checks: tuple[tuple[ResultKey, dict[str, Any] | None, Any, Any], ...] = (
-        (ERROR_KEY, mode.error, lambda e: [e["at"], e["kind"]],
+        (ERROR_KEY, mode.error, _error_signature,
          lambda e: {"at": e["at"], "kind": e["kind"], mode.framework: e}),
-        (WARNING_KEY, mode.warning, lambda w: [w["at"], message_pattern(w["message"])], lambda w: w))
+        (WARNING_KEY, mode.warning, _warning_signature, lambda w: w))
     for key, seen, signature, value in checks:
         wanted = expected.get(key)
         if json.dumps(seen and signature(seen)) != json.dumps(wanted and signature(wanted)):
             own[key] = seen and value(seen)
     return own
+
+
+def _error_signature(error: dict[str, Any]) -> list[Any]:
+    """What tells two observed errors apart: the step and the kind."""
+    return [error["at"], error["kind"]]
+
+
+def _warning_signature(warning: dict[str, Any]) -> list[Any]:
+    """What tells two observed warnings apart: the step and the start of the message."""
+    return [warning["at"], message_pattern(warning["message"])]
 
 
 def _as_compiled(key: ResultKey, value: Any) -> str:
@@ -233,11 +243,11 @@ def _split_eager(case: Case, ran: list[Observation]) -> tuple[dict[ResultKey, An
             if _key(value) != majority:
                 per_fw[fw][key] = value
     _split_whole(ERROR_KEY, {o.framework: o.error for o in ran}, shared, per_fw,
-                 signature=lambda e: [e["at"], e["kind"]],
+                 signature=_error_signature,
                  shared_value=lambda e, by_fw: {"at": e["at"], "kind": e["kind"], **by_fw},
                  own_value=lambda fw, e: {"at": e["at"], "kind": e["kind"], fw: e})
     _split_whole(WARNING_KEY, {o.framework: o.warning for o in ran}, shared, per_fw,
-                 signature=lambda w: [w["at"], message_pattern(w["message"])],
+                 signature=_warning_signature,
                  shared_value=lambda w, by_fw: w, own_value=lambda fw, w: w)
     return shared, per_fw
 
