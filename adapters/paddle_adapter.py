@@ -366,7 +366,10 @@ class PaddleAdapter(PaddleProbes, Adapter):
                                 r"Expected the stride of last dimension of"),
         # recorded by the corpus and none of the kinds: reading a tensor that resize_ grew without
         # reallocating (issue 18, inplace.resize_.grow_then_read)
-        "other": (r"Tensor's dimension is out of bound",),
+        "other": (r"Tensor's dimension is out of bound",
+                  # jax.dlpack.from_dlpack of a Paddle CPU tensor: the device Paddle's
+                  # __dlpack_device__ names is one JAX's client cannot look up (its id is None)
+                  r"device_from_local_hardware_id\(\): incompatible function arguments"),
         # a Python number where the operation wants a Tensor (x.add_(1) reads 1's .shape)
         # ... and a Tensor where a Python number is wanted (pow_ of a tensor exponent)
         "type_error": (r"^AttributeError: '(int|float|bool|complex)' object has no attribute",

@@ -362,7 +362,10 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
         # dimension), out of range
         "other": (r"Index out of range using input dim \d+",
                   # tf.slice (the counterpart of narrow) given a negative start
-                  r"Expected begin\[\d+\] in \[0, \d+\], but got -\d+"),
+                  r"Expected begin\[\d+\] in \[0, \d+\], but got -\d+",
+                  # tf.where(x) of one argument is one [N, ndim] tensor of indices, not a tuple of
+                  # ndim index arrays: unpacking it into ndim names iterates its N rows
+                  r"^ValueError: cannot unpack \d+ values into \d+ names"),
     }
     exception_types = frozenset({  # every exception class it defines (base.Adapter.exception_types)
         "tensorflow.lite.python.authoring.authoring.CompatibilityError",

@@ -51,6 +51,10 @@ class TensorflowFunctionAdapter(TensorflowAdapter):
             r"'SymbolicTensor' object has no attribute",
             r"Cannot convert a symbolic tf\.Tensor",
             r"Tensor conversion requested dtype \w+ for Tensor with dtype",
+            # unpacking a symbolic tensor (tf.where's [N, ndim] indices into ndim names)
+            r"Iterating over a symbolic .tf\.Tensor. is not allowed",
+            # jax.dlpack.from_dlpack given a symbolic tensor, which has no __dlpack__
+            r"The array passed to from_dlpack must have __dlpack__ and __dlpack_device__ methods",
         ),
     }
 

@@ -73,6 +73,10 @@ DIFFERENT_SITUATIONS = {
         "JAX's reshape computes the -1 of reshape(0, -1) by dividing by the other sizes' product, 0, and "
         "raises ZeroDivisionError (other) before any shape check, where torch, NumPy and array-api-strict "
         "refuse the ambiguous shape (shape_mismatch)"),
+    "copies.where.one_argument_gives_indices": (
+        "array-api-strict's where has no one-argument form (type_error); TensorFlow's has one but returns "
+        "one [N, ndim] tensor of indices, which unpacking into ndim names refuses (other); MindSpore's CPU "
+        "build has no NonZeroExt kernel (other)"),
     "layers.relu_.int_tensor": (
         "MindSpore's CPU build has no InplaceReLU kernel for any dtype (other), where Paddle lacks "
         "only the int64 one (unsupported_dtype)"),
