@@ -88,6 +88,22 @@ def test_an_expression_the_table_lacks_is_a_comment() -> None:
         w.expr(Op("method:requires_grad_", (Ref("x"), Const(True))))
 
 
+def test_load_cases_only_looks_names_up_among_the_checkouts_case_files(tmp_path: Path) -> None:
+    """A results file's case-file names are data from anywhere: a name too long for the file
+    system, one that leads out of cases/, through a link or to a file that is not a case file
+    loads nothing and raises nothing; a checkout's case file named as it is listed loads."""
+    (tmp_path / "cases" / "views").mkdir(parents=True)
+    (tmp_path / "cases" / "views" / "hostile.yaml").write_text(CASE)
+    (tmp_path / "elsewhere.yaml").write_text(CASE.replace("views.hostile.text", "views.elsewhere"))
+    (tmp_path / "cases" / "link.yaml").symlink_to(tmp_path / "elsewhere.yaml")
+    (tmp_path / "cases" / "conftest.py").write_text("raise SystemExit")
+    hostile = ["cases/views/hostile.yaml" + "a" * 400, "cases/" + "b" * 300 + "/c.yaml", "elsewhere.yaml",
+               "cases/../elsewhere.yaml", str(tmp_path / "elsewhere.yaml"), "cases/link.yaml", "cases/conftest.py",
+               "cases/views/./hostile.yaml", "cases/views/hostile.yaml\x00", ""]
+    assert repro.load_cases(hostile, tmp_path) == {}
+    assert list(repro.load_cases([*hostile, "cases/views/hostile.yaml"], tmp_path)) == ["views.hostile.text"]
+
+
 # ---- the sample, run
 
 

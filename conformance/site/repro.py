@@ -438,20 +438,24 @@ def snippets(case: Case) -> list[Snippet]:
 
 def load_cases(files: Iterable[str], root: Path | None = None) -> dict[str, Case]:
     """The cases of the results' case files, read from this checkout (``root``, the folder
-    holding ``cases/``): a file outside its ``cases/`` folder, missing or that does not load is
-    left out (its cases get no snippet). Loading a case file runs nothing of it."""
+    holding ``cases/``): a named file that is not one of the checkout's case files (outside
+    ``cases/``, missing, refused there) or that does not load is left out (its cases get no
+    snippet). Loading a case file runs nothing of it.
+
+    The names come from a results file, which is data from anywhere: none is handed to the
+    file system (a name may be too long for it, or lead elsewhere). The checkout's case
+    files are listed (:func:`conformance.load.folders.walk`: real folders only, never a
+    link), and a name is only looked up among their paths, ``cases/<...>.yaml``."""
     from conformance import registry
-    from conformance.load.folders import refusal
+    from conformance.load.folders import walk
     from conformance.load.reader import load_file
 
+    wanted = set(files)
     root = (root or Path(__file__).resolve().parent.parent.parent).resolve()
-    folder = root / "cases"
+    listed = {path.relative_to(root).as_posix(): path for path, problem in walk(root / "cases") if problem is None}
     vocabulary = registry.vocabulary()
     cases: dict[str, Case] = {}
-    for name in sorted(set(files)):
-        path = (root / name).resolve()
-        if not path.is_relative_to(folder) or not path.is_file() or refusal(path) is not None:
-            continue
-        for case in load_file(path, vocabulary).cases:
+    for name in sorted(wanted & listed.keys()):
+        for case in load_file(listed[name], vocabulary).cases:
             cases.setdefault(case.id, case)
     return cases
