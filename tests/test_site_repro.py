@@ -221,6 +221,9 @@ def test_the_case_page_shows_each_snippet_escaped_with_a_copy_button() -> None:
     files = render.render(pages.build(typed(doc), None, None, {"views.reshape.agree": case}))
     page = files["cases/views.reshape.agree.html"]
     assert '<details class="repro" id="repro-torch">' in page and 'data-copy="code-torch"' in page
+    # a compiled mode's snippet is its own: its id, its summary (not a second torch)
+    assert '<details class="repro" id="repro-torch_compile">' in page and page.count('id="repro-torch"') == 1
+    assert "<summary>torch_compile" in page
     assert "&lt;/code&gt;&lt;script&gt;alert(1)" in page and "<script>alert" not in page
     assert '<script src="../copy.js"></script>' in page and "copy.js" in files
     assert 'id="repro"' not in files["cases/views.expand.paddle_copies.html"]  # no case loaded: no section

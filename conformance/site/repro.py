@@ -71,7 +71,7 @@ _SHARES = {
 
 @dataclass(frozen=True)
 class Snippet:
-    framework: str
+    framework: str  # the framework or compiled mode it is for (torch_compile, not torch)
     text: str
     runnable: bool  # every step spelled; False: a comment says which step is not
     printed: tuple[str, ...]  # the observation keys it prints (shares_memory.y.x, ...)
@@ -393,7 +393,7 @@ def snippet(case: Case, framework: str) -> Snippet:
             printed.append(key)
     if w.missing:
         lines.insert(2, f"# CANNOT RUN AS IS: {', '.join(w.missing)} not spelled (see below)")
-    return Snippet(framework, "\n".join(line for line in lines) + "\n", not w.missing, tuple(printed))
+    return Snippet(mode, "\n".join(lines) + "\n", not w.missing, tuple(printed))
 
 
 def _returned(case: Case) -> list[str]:
