@@ -137,11 +137,12 @@ def test_a_repro_snippet_opens_and_its_button_copies_its_text(browser: Any, site
     page.goto((site / "cases/views.view.contiguous.html").as_uri())
     page.click("#repro-torch summary")
     assert page.evaluate("document.documentElement.scrollWidth") <= 360  # the snippet scrolls in its box
-    page.click("button[data-copy=code-torch]")
-    page.wait_for_function("document.querySelector('button[data-copy=code-torch]').textContent !== 'Copy'")
-    assert page.inner_text("button[data-copy=code-torch]") == "Copied"
+    assert page.locator("details.repro button.copy").count() == page.locator("details.repro").count() > 1
+    page.click("#repro-torch button.copy")
+    page.wait_for_function("document.querySelector('#repro-torch button.copy').textContent !== 'Copy'")
+    assert page.inner_text("#repro-torch button.copy") == "Copied"
     copied = page.evaluate("navigator.clipboard.readText()")
-    assert copied == page.inner_text("#code-torch") and "import torch" in copied and "x.view(3, 2)" in copied
+    assert copied == page.inner_text("#repro-torch code") and "import torch" in copied and "x.view(3, 2)" in copied
     context.close()
     assert problems == []
 

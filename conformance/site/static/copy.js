@@ -1,6 +1,7 @@
-// The copy buttons of a case page's repro snippets: copies the snippet's text (never markup)
-// to the clipboard. Runs from disk; without JavaScript the buttons stay hidden and the
-// snippets can be selected by hand.
+// The copy buttons of a case page's repro snippets: one after each snippet's <pre>, made here
+// (a page carries no button markup: without JavaScript there is nothing to press, and the
+// snippets can be selected by hand). A button copies its snippet's text (never markup) to the
+// clipboard. Runs from disk.
 (function () {
   "use strict";
   function fallback(text) {
@@ -16,11 +17,15 @@
     document.body.removeChild(area);
     return ok;
   }
-  var buttons = document.querySelectorAll("button[data-copy]");
-  Array.prototype.forEach.call(buttons, function (button) {
-    button.hidden = false;
+  var blocks = document.querySelectorAll("details.repro > pre");
+  Array.prototype.forEach.call(blocks, function (pre) {
+    var code = pre.querySelector("code");
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "copy";
+    button.textContent = "Copy";
+    pre.parentNode.insertBefore(button, pre.nextSibling);
     button.addEventListener("click", function () {
-      var code = document.getElementById(button.getAttribute("data-copy"));
       var text = code ? code.textContent : "";
       function done(ok) { button.textContent = ok ? "Copied" : "Select and copy by hand"; }
       if (navigator.clipboard && window.isSecureContext) {
