@@ -228,6 +228,14 @@ def test_the_case_page_shows_each_snippet_escaped_with_a_copy_button() -> None:
     assert "&lt;/code&gt;&lt;script&gt;alert(1)" in page and "<script>alert" not in page
     assert '<script src="../copy.js"></script>' in page and "copy.js" in files
     assert 'id="repro"' not in files["cases/views.expand.paddle_copies.html"]  # no case loaded: no section
+    # not applicable: a snippet that cannot run as is (paddle's, whose reshape the adapter
+    # translates) is left out; one that runs as is (torch's) stays
+    for r in doc["results"]:
+        if r["case"] == "views.reshape.agree" and r["framework"] in ("paddle", "torch"):
+            r.update(outcome="not_applicable", reason="no counterpart", steps=[])
+    files = render.render(pages.build(typed(doc), None, None, {"views.reshape.agree": case}))
+    page = files["cases/views.reshape.agree.html"]
+    assert 'id="repro-paddle"' not in page and 'id="repro-torch"' in page and 'id="repro-numpy"' in page
     # the checkout's case is not the one the results recorded (its title changed): no snippet
     doc["cases"]["views.reshape.agree"]["title"] = "another title"
     files = render.render(pages.build(typed(doc), None, None, {"views.reshape.agree": case}))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from conformance.model import Case
+from conformance.outcomes import NOT_APPLICABLE
 from conformance.report import analysis
 from conformance.report.analysis import OUTCOME_WORDS, RAN, Report, Row, operation_label
 from conformance.report.changelog import Changelog
@@ -278,12 +279,16 @@ def _case_pages(report: Report, results: ResultsDocument, records: dict[str, dic
 
 
 def _repro(case: Case | None, info: CaseInfo, by_fw: Mapping[str, Record]) -> list[repro.Snippet]:
-    """The snippets of the frameworks that ran the case (or skipped it as not applicable);
+    """The snippets of the frameworks that have a record of the case, less those where the
+    case is not applicable and the snippet cannot run as is (the framework has no counterpart
+    of a step: such a snippet reproduces nothing, and the page already says why the case does
+    not apply; on the full corpus they were 3,256 of 7,929 snippets, about 4 MB of the site);
     none where the checkout's case is not the one the results recorded (another title or
     other operations: the case file changed since the run)."""
     if case is None or case.title != info.title or sorted(case.operations()) != sorted(info.operations):
         return []
-    return [repro.snippet(case, fw) for fw in repro.FRAMEWORKS if fw in by_fw]
+    snippets = (repro.snippet(case, fw) for fw in repro.FRAMEWORKS if fw in by_fw)
+    return [s for s in snippets if s.runnable or by_fw[s.framework].outcome != NOT_APPLICABLE]
 
 
 def _family_pages(report: Report) -> list[Page]:
