@@ -18,7 +18,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("conformance.yamlvalues",),  # YAML values that keep their positions
     ("conformance.kinds",),  # the assertion kinds, read with those values
     ("conformance.registry",),  # which frameworks there are, and the names case files may use
-    ("conformance.load", "conformance.adapters"),  # case files into Cases; the frameworks
+    # case files into Cases; the frameworks; what their tables' entries call
+    ("conformance.load", "conformance.adapters", "conformance.spellings"),
     ("conformance.run",),  # running a case
     ("conformance.report", "conformance.site"),  # results and pages; the site, a report of many pages
     ("conformance.plugin",),  # pytest

@@ -170,13 +170,24 @@ def test_the_changelog_pages_show_each_step_between_releases(built: Path) -> Non
 
 def test_the_search_index_names_cases_operations_claims_families_and_frameworks(built: Path) -> None:
     text = (built / "search-index.js").read_text()
-    entries = json.loads(text.removeprefix("window.SEARCH_INDEX=").removesuffix(";\n"))
+    first, operation_words = text.splitlines()
+    entries = json.loads(first.removeprefix("window.SEARCH_INDEX=").removesuffix(";"))
     kinds = {(e[0], e[1]): e[3] for e in entries}
     assert kinds[("case", "views.reshape.agree")] == "cases/views.reshape.agree.html"
     assert kinds[("operation", "reshape")] == "ops/reshape.html"
     assert kinds[("claim", "S3-07")] == "claims/S3-07.html"
     assert kinds[("family", "copies")] == "families/copies.html"
     assert kinds[("framework", "torch_compile")] == "frameworks/torch_compile.html"
+    assert kinds[("release", "numpy 1.26.4")] == "changelog/numpy.html"
+    # the names people use (issue 38): each framework's spelling of an operation, what a
+    # compiled mode is, the versions, the reasons' words
+    by_name = {(e[0], e[1]): e for e in entries}
+    api = by_name[("operation", "reshape")][5]
+    assert "paddle.Tensor.reshape" in api and "torch.Tensor.reshape" in api and "tf.reshape" in api
+    assert "torch.compile(" in by_name[("framework", "torch_compile")][5]
+    assert "2.13.0" in by_name[("framework", "torch_compile")][2]
+    assert by_name[("case", "views.expand.paddle_copies")][6] == "paddle's expand copies"
+    assert operation_words.startswith("window.SEARCH_OPERATION_WORDS=") and "torch.compile" in operation_words
 
 
 # ---- the site as a whole

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from results_factory import case_info, record
 from test_site import release, site_sample
 
 from conformance.tools.cli import main
@@ -24,7 +25,7 @@ WIDTHS = (360, 390, 768, 1440, 1920)
 # one page of each kind
 PAGES = ("index.html", "ops/expand.html", "cases/views.expand.paddle_copies.html", "claims/S3-03.html",
          "frameworks/paddle.html", "search.html", "families/views.html", "divergences.html",
-         "changelog/numpy.html")
+         "changelog/numpy.html", "cases/views.view.contiguous.html")
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +35,20 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # a long unbroken address and a long id: the text that made the old report overflow
     doc["cases"]["views.expand.paddle_copies"]["overrides"]["paddle"]["reason"] += (
         " (https://example.org/a/very/long/address/" + "segment-" * 30 + "end)")
+    # a case of JAX's own conversion, whose reasons carry a word nothing else has (search)
+    doc["cases"]["interop.asarray.jnp_copies"] = dict(case_info("interop.asarray.jnp_copies"),
+                                                     operations=["fn:jnp_asarray"])
+    doc["results"] += [record("interop.asarray.jnp_copies", fw, "not_applicable",
+                              reason="jnp.asarray is JAX's: XLA keeps no buffer donation here") for fw in
+                       ("numpy", "paddle", "torch")]
+    # a case of the corpus, whose page gets repro snippets (read from cases/views/basic.yaml)
+    doc["cases"]["views.view.contiguous"] = dict(
+        case_info("views.view.contiguous"), file="cases/views/basic.yaml", operations=["method:view"],
+        title="view() of a contiguous tensor changes the shape and shares its memory")
+    doc["results"] += [record("views.view.contiguous", fw, pairs={("y", "x"): "view"}) for fw in
+                       ("numpy", "paddle", "torch")]
+    doc["results"].sort(key=lambda r: r["nodeid"])
+    doc["run"]["items"] = len(doc["results"])
     (folder / "results.json").write_text(json.dumps(doc))
     (folder / "1.26.4.json").write_text(json.dumps(release("1.26.4", "copy")))
     (folder / "2.4.6.json").write_text(json.dumps(release("2.4.6", "view")))
@@ -91,6 +106,45 @@ def test_search_finds_cases_operations_and_claims_and_opens_them(tab: Any, site:
     tab.locator("#results li a", has_text="views.reshape.agree").click()
     assert tab.url.endswith("/cases/views.reshape.agree.html")
     assert tab.locator("h1").inner_text() == "views.reshape.agree"
+
+
+# the names people use (issue 38): a framework's own spelling of an operation, a compiled
+# mode's call, a dotted name the index holds only in parts, a release, a word of a reason
+NAMED_QUERIES = {
+    "paddle.reshape": ("operation", "reshape"),  # paddle.Tensor.reshape, in parts
+    "torch.compile": ("framework", "torch_compile"),
+    "torch.compile expand": ("operation", "expand"),
+    "jnp.asarray numpy": ("operation", "jnp_asarray"),  # jax.numpy.asarray
+    "numpy 1.26": ("release", "numpy 1.26.4"),
+    "donation": ("case", "interop.asarray.jnp_copies"),  # only in the reasons
+}
+
+
+@pytest.mark.parametrize("query", NAMED_QUERIES)
+def test_search_finds_what_people_call_an_api_first(tab: Any, site: Path, query: str) -> None:
+    tab.goto((site / "search.html").as_uri())
+    tab.fill("#q", query)
+    first = tab.locator("#results li").first
+    assert (first.locator(".badge").inner_text(), first.locator("a").inner_text()) == NAMED_QUERIES[query]
+
+
+def test_a_repro_snippet_opens_and_its_button_copies_its_text(browser: Any, site: Path) -> None:
+    context = browser.new_context(viewport={"width": 360, "height": 800})
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda exc: problems.append(str(exc)))
+    page.goto((site / "cases/views.view.contiguous.html").as_uri())
+    page.click("#repro-torch summary")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360  # the snippet scrolls in its box
+    assert page.locator("details.repro button.copy").count() == page.locator("details.repro").count() > 1
+    page.click("#repro-torch button.copy")
+    page.wait_for_function("document.querySelector('#repro-torch button.copy').textContent !== 'Copy'")
+    assert page.inner_text("#repro-torch button.copy") == "Copied"
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == page.inner_text("#repro-torch code") and "import torch" in copied and "x.view(3, 2)" in copied
+    context.close()
+    assert problems == []
 
 
 def test_the_search_box_of_every_page_opens_the_search_with_the_words(tab: Any, site: Path) -> None:

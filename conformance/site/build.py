@@ -84,7 +84,8 @@ def render_site(document: ResultsDocument, release_docs: list[tuple[str, Results
                 source_url: str | None = None) -> dict[str, str]:
     """Root-relative path -> text, for a results document already loaded."""
     from conformance.report import changelog
-    from conformance.site import pages, render
+    from conformance.site import pages, render, repro
 
     log = changelog.build(release_docs) if release_docs else None
-    return render.render(pages.build(document, log, source_url))
+    cases = repro.load_cases(info.file for info in document.cases.values())
+    return render.render(pages.build(document, log, source_url, cases))

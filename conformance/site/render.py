@@ -23,7 +23,7 @@ from conformance.site import urls
 from conformance.site.pages import KIND_MARKS, VERDICT_MARKS, Site, Stamp
 
 HERE = Path(__file__).resolve().parent
-STATIC = ("style.css", "search.js")
+STATIC = ("style.css", "search.js", "copy.js")
 
 
 def environment() -> jinja2.Environment:
