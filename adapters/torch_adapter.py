@@ -419,6 +419,9 @@ class TorchAdapter(TorchProbes, Adapter):
                                    "x = x.to(dtype), a new tensor"),
         })
         ops.update(_issue38_operations())
+        # issue 35: every view and in-place operator torch's schemas declare, under its own name
+        # (conformance/data/contracts/torch.yaml), where the entries above lack it
+        ops.update({key: op for key, op in _declared_operations().items() if key not in ops})
         return ops
 
 
@@ -522,6 +525,31 @@ def _storage_operations() -> dict[str, Operation]:
         "method:set_": passthrough("set_", _set_bound),
         "method:resize_as_": passthrough("resize_as_", _resize_as_bound),
     }
+
+
+def _declared_operations() -> dict[str, Operation]:
+    """The vocabulary keys of torch's declared view and in-place contracts (conformance.declared),
+    each calling the spelling it is named after, arguments as written: ``method:NAME`` the
+    method, ``fn:NAME`` torch.NAME, else torch.nn.functional.NAME (``celu_``, ``threshold_``).
+    The out= variants are reached through their function's own entry, with ``out=``."""
+    from conformance.declared import packaged
+
+    ops: dict[str, Operation] = {}
+    for contract in packaged().operators:
+        if contract.kind == "out":
+            continue
+        for key in contract.keys:
+            kind, _, name = key.partition(":")
+            if kind == "method":
+                ops[key] = passthrough(name)
+            elif kind == "fn":
+                ops[key] = _torch_fn(name) if f"torch.{name}" in contract.spellings else _functional(name)
+    return ops
+
+
+def _functional(name: str) -> Operation:
+    """torch.nn.functional.<name>(*args, **kwargs), looked up when called."""
+    return lambda *args, **kwargs: getattr(_torch().nn.functional, name)(*args, **kwargs)
 
 
 def _torch_fn(name: str) -> Operation:
