@@ -6,6 +6,7 @@ reaches the operators the data names (docs/contracts.md). Imports no framework."
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +14,10 @@ import yaml
 
 DATA = Path(__file__).resolve().parent / "data" / "contracts" / "torch.yaml"
 KINDS = ("view", "inplace", "out")
-
+# an operator's name becomes a table entry of the torch adapter (a method or torch.NAME): a
+# public identifier only, whatever the file says (it is data a pull request can change; CI's
+# 'conformance contracts --check' also compares it with what the installed torch declares)
+PUBLIC_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 
 class ContractsError(Exception):
@@ -92,9 +96,12 @@ def read(path: Path = DATA) -> Contracts:
     unknown = sorted({c.kind for c in operators} - set(KINDS))
     if unknown:
         raise ContractsError(f"{path}: unknown kind {unknown[0]!r}: the kinds are {', '.join(KINDS)}")
+    odd = sorted(c.name for c in operators if not PUBLIC_NAME.fullmatch(c.name))
+    if odd:
+        raise ContractsError(f"{path}: operator name {odd[0]!r} is no public identifier (letters, digits, "
+                             "'_', not first): write the file again with python -m conformance.tools.contracts "
+                             "--introspect")
     return document
-
-
 
 
 @functools.cache

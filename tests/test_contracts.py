@@ -84,6 +84,31 @@ def test_reading_a_missing_or_malformed_file_says_what_to_do(tmp_path: Path) -> 
         contracts.read(bad)
 
 
+def test_an_operator_name_that_is_no_public_identifier_is_refused(tmp_path: Path) -> None:
+    # the names become entries of the torch adapter's table: the file is data anyone can change
+    bad = tmp_path / "bad.yaml"
+    for name in ("__class__", "_private", "os.system", "view()"):
+        bad.write_text("framework: torch\nversion: '1'\nsource: s\nexcluded: []\noperators:\n"
+                       f"  - {{name: '{name}', kind: view, spellings: [], overloads: []}}\n", encoding="utf-8")
+        with pytest.raises(contracts.ContractsError, match="is no public identifier"):
+            contracts.read(bad)
+
+
+def test_the_check_refuses_a_data_file_that_is_not_what_the_installed_torch_declares(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed")
+    from conformance.tools.commands import contracts as command
+
+    forged = tmp_path / "torch.yaml"
+    forged.write_text(contracts.DATA.read_text(encoding="utf-8").replace("name: view_as\n", "name: load\n", 1),
+                      encoding="utf-8")
+    monkeypatch.setattr(contracts, "DATA", forged)
+    (problem,) = command._not_what_torch_declares()
+    assert problem == (f"{forged} is not what the installed torch declares (python -m conformance.tools.contracts "
+                       "--introspect writes it)")
+
+
 def test_the_module_alone_says_how_to_call_it(capsys: pytest.CaptureFixture[str]) -> None:
     assert contracts.main([]) == 2
     assert "usage: python -m conformance.tools.contracts --introspect" in capsys.readouterr().err
