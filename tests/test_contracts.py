@@ -372,6 +372,18 @@ def test_an_empty_tensor_is_expected_by_its_shape_and_a_framework_that_raised_fi
     assert overrides["paddle"][ResultKey("error")] == {"at": 1, "kind": "other", "paddle": paddle.error}
 
 
+def test_a_random_operators_values_are_neither_expected_nor_overridden() -> None:
+    _, case = generated_case(inplace_contract())
+    values = ResultKey("values", ("x",))
+    torch = observation("torch", {SAME: True, values: [[0.0, 1.0, 0.0], [1.0, 1.0, 0.0]]})
+    paddle = observation("paddle", {SAME: True, values: [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]})
+    shared, overrides = contract_cases.against_torch(case, [torch, paddle], {})
+    assert overrides == {"paddle": {values: [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]}}  # control
+    shared, overrides = contract_cases.against_torch(case, [torch, paddle], {}, unexpected=frozenset({"values"}))
+    assert values not in shared and shared[SAME] is True and overrides == {}
+    assert {"bernoulli_", "normal_", "uniform_", "random_"} <= contract_cases.RANDOM
+
+
 def test_an_out_variant_declares_that_it_returns_out_and_unstable_observations_are_dropped() -> None:
     out = contracts.Contract("add", "out", ("torch.add",), (
         contracts.Overload("out", "aten::add.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", "out"),))
