@@ -223,7 +223,9 @@ class TorchAdapter(TorchProbes, Adapter):
                               r"single memory location"),
         "dtype_cast": (r"result type \w+ can't be cast to the desired output type",
                        # the same refusal from the meta function torch.compile traces with
-                       r"Promotion of int\.add/sub_\(float\) in in-place ops are not possible"),
+                       r"Promotion of int\.add/sub_\(float\) in in-place ops are not possible",
+                       # float_power_ of a float32 receiver: the result is float64 by definition
+                       r"the base given to \w+ has dtype \w+ but the operation's result requires dtype \w+"),
         "unsupported_dtype": (r"Got unsupported ScalarType \w+",  # numpy() of a bfloat16 tensor
                               r"is not implemented for tensors with non-complex dtypes"),
         "not_contiguous_view": (r"view size is not compatible with input tensor's size and stride",
@@ -256,7 +258,11 @@ class TorchAdapter(TorchProbes, Adapter):
                   r"step must be greater than zero",
                   # numpy() and view(dtype) of a lazy conjugate (conj()) or negative (its .imag) view
                   r"Can't call numpy\(\) on Tensor that has (conjugate|negative) bit set",
-                  r"is not supported for (conjugate view tensors|tensors with negative bit set)"),
+                  r"is not supported for (conjugate view tensors|tensors with negative bit set)",
+                  # a sparse tensor's accessor (indices(), values(), crow_indices(), coalesce()...)
+                  # of a dense tensor; pin_memory() on a build without an accelerator
+                  r"expected sparse [\w ]*tensor layout but got Strided",
+                  r"Cannot access accelerator device when none is available"),
     }
 
     def load(self) -> None:
