@@ -351,7 +351,9 @@ class PaddleAdapter(PaddleProbes, Adapter):
                            r"size along the split dimension must be evenly divisible",
                            # view(dtype) across a last dimension it does not divide; vsplit of 1-D
                            r"input\.shape\[\d+\]\(\d+\) must be multiple of",
-                           r"The input tensor's dimension must be greater than \d+"),
+                           r"The input tensor's dimension must be greater than \d+",
+                           # copy_ of a source of another shape (a 0-d one): Paddle does not broadcast it
+                           r"Input shape\([\d, ]*\) must be equal with out shape"),
         "no_grad_fn": (r"stop_gradient=True", r"does not require grad"),
         "graph_freed": (r"You calculate backward twice for the same subgraph without setting "
                         r"retain_graph=True",),
@@ -369,7 +371,12 @@ class PaddleAdapter(PaddleProbes, Adapter):
         "other": (r"Tensor's dimension is out of bound",
                   # jax.dlpack.from_dlpack of a Paddle CPU tensor: the device Paddle's
                   # __dlpack_device__ names is one JAX's client cannot look up (its id is None)
-                  r"device_from_local_hardware_id\(\): incompatible function arguments"),
+                  r"device_from_local_hardware_id\(\): incompatible function arguments",
+                  # a sparse tensor's accessor (indices(), values(), crows(), coalesce()) of a dense
+                  # tensor, eager and in paddle.jit's static graph
+                  r"this method is only effective for Sparse(Coo|Csr)Tensor",
+                  r"The kernel of \(\w+\) for input (tensors|Value) is unimplemented",
+                  r"Only support paddle::dialect::SparseCooTensorType"),
         # a Python number where the operation wants a Tensor (x.add_(1) reads 1's .shape)
         # ... and a Tensor where a Python number is wanted (pow_ of a tensor exponent)
         "type_error": (r"^AttributeError: '(int|float|bool|complex)' object has no attribute",

@@ -365,7 +365,11 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
                   r"Expected begin\[\d+\] in \[0, \d+\], but got -\d+",
                   # tf.where(x) of one argument is one [N, ndim] tensor of indices, not a tuple of
                   # ndim index arrays: unpacking it into ndim names iterates its N rows
-                  r"^ValueError: cannot unpack \d+ values into \d+ names"),
+                  r"^ValueError: cannot unpack \d+ values into \d+ names",
+                  # a sparse tensor's accessor on a dense tensor: tf.sparse.reorder (the counterpart of
+                  # coalesce) and the attributes of a tf.SparseTensor
+                  r"^TypeError: Input must be a SparseTensor",
+                  r"^AttributeError: '[\w.]*EagerTensor' object has no attribute '(indices|values)'"),
     }
     exception_types = frozenset({  # every exception class it defines (base.Adapter.exception_types)
         "tensorflow.lite.python.authoring.authoring.CompatibilityError",

@@ -223,7 +223,9 @@ class TorchAdapter(TorchProbes, Adapter):
                               r"single memory location"),
         "dtype_cast": (r"result type \w+ can't be cast to the desired output type",
                        # the same refusal from the meta function torch.compile traces with
-                       r"Promotion of int\.add/sub_\(float\) in in-place ops are not possible"),
+                       r"Promotion of int\.add/sub_\(float\) in in-place ops are not possible",
+                       # float_power_ of a float32 receiver: the result is float64 by definition
+                       r"the base given to \w+ has dtype \w+ but the operation's result requires dtype \w+"),
         "unsupported_dtype": (r"Got unsupported ScalarType \w+",  # numpy() of a bfloat16 tensor
                               r"is not implemented for tensors with non-complex dtypes"),
         "not_contiguous_view": (r"view size is not compatible with input tensor's size and stride",
@@ -256,7 +258,11 @@ class TorchAdapter(TorchProbes, Adapter):
                   r"step must be greater than zero",
                   # numpy() and view(dtype) of a lazy conjugate (conj()) or negative (its .imag) view
                   r"Can't call numpy\(\) on Tensor that has (conjugate|negative) bit set",
-                  r"is not supported for (conjugate view tensors|tensors with negative bit set)"),
+                  r"is not supported for (conjugate view tensors|tensors with negative bit set)",
+                  # a sparse tensor's accessor (indices(), values(), crow_indices(), coalesce()...)
+                  # of a dense tensor; pin_memory() on a build without an accelerator
+                  r"expected sparse [\w ]*tensor layout but got Strided",
+                  r"Cannot access accelerator device when none is available"),
     }
 
     def load(self) -> None:
@@ -419,6 +425,9 @@ class TorchAdapter(TorchProbes, Adapter):
                                    "x = x.to(dtype), a new tensor"),
         })
         ops.update(_issue38_operations())
+        # issue 35: every view and in-place operator torch's schemas declare, under its own name
+        # (conformance/data/contracts/torch.yaml), where the entries above lack it
+        ops.update({key: op for key, op in _declared_operations().items() if key not in ops})
         return ops
 
 
@@ -522,6 +531,31 @@ def _storage_operations() -> dict[str, Operation]:
         "method:set_": passthrough("set_", _set_bound),
         "method:resize_as_": passthrough("resize_as_", _resize_as_bound),
     }
+
+
+def _declared_operations() -> dict[str, Operation]:
+    """The vocabulary keys of torch's declared view and in-place contracts (conformance.declared),
+    each calling the spelling it is named after, arguments as written: ``method:NAME`` the
+    method, ``fn:NAME`` torch.NAME, else torch.nn.functional.NAME (``celu_``, ``threshold_``).
+    The out= variants are reached through their function's own entry, with ``out=``."""
+    from conformance.declared import packaged
+
+    ops: dict[str, Operation] = {}
+    for contract in packaged().operators:
+        if contract.kind == "out":
+            continue
+        for key in contract.keys:
+            kind, _, name = key.partition(":")
+            if kind == "method":
+                ops[key] = passthrough(name)
+            elif kind == "fn":
+                ops[key] = _torch_fn(name) if f"torch.{name}" in contract.spellings else _functional(name)
+    return ops
+
+
+def _functional(name: str) -> Operation:
+    """torch.nn.functional.<name>(*args, **kwargs), looked up when called."""
+    return lambda *args, **kwargs: getattr(_torch().nn.functional, name)(*args, **kwargs)
 
 
 def _torch_fn(name: str) -> Operation:

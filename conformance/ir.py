@@ -158,6 +158,14 @@ def operations_of(step: Step) -> set[str]:
     return keys
 
 
+def calls(step: Step) -> list[Op]:
+    """Every operation call of a step (and its block body), with its arguments: what
+    ``conformance contracts`` reads to find the calls that pass ``out=``."""
+    if step.kind == "block":
+        return [op for inner in step.body for op in calls(inner)]
+    return [e for x in _step_exprs(step) for e in _walk(x) if isinstance(e, Op)]
+
+
 def operator_keys(step: Step) -> set[str]:
     """The Python operators a step (and its block body) applies, as table keys (``op:add``,
     ``op:setitem``), and what kind of indexing each ``x[...]`` read is (``index:basic``,

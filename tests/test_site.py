@@ -16,7 +16,8 @@ import pytest
 from results_factory import document, record, sample, typed
 from site_links import check_links
 
-from conformance.site import urls
+from conformance import declared
+from conformance.site import pages, urls
 from conformance.site.build import render_site
 from conformance.tools.cli import main
 
@@ -114,6 +115,18 @@ def test_the_operation_page_shows_each_framework_and_the_cases_behind_each_cell(
     evidence = html.split('id="method~3a~expand-paddle"', 1)[1].split("</details>", 1)[0]
     assert 'href="../cases/views.expand.paddle_copies.html#paddle"' in evidence
     assert "<code>shares_memory: false</code>" in evidence and "<b>copy</b>" in evidence
+
+
+def test_the_operation_page_shows_what_torchs_schema_declares_beside_what_each_framework_does(built: Path) -> None:
+    page = text_of(built / "ops/expand.html")
+    version = declared.packaged().version
+    assert (f"torch {version} declares in its operator schema that its result is a view of self: "
+            "aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)") in page
+    # an operator no schema declares aliasing for says nothing of the kind
+    assert "declares in its operator schema" not in text_of(built / "ops/index.html")
+    words = pages.declared_contracts(declared.packaged())
+    assert [d["words"] for d in words["method:add_"]] == ["it writes into and returns"]
+    assert [(d["kind"], d["argument"]) for d in words["fn:add"]] == [("out", "out")]
 
 
 def test_the_case_page_shows_steps_expectations_and_every_observation(built: Path) -> None:

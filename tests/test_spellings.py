@@ -26,6 +26,7 @@ import pytest
 
 from conformance import registry
 from conformance.adapters.base import NUMPY_CONVERSIONS, PYTHON_OPERATORS, NotApplicable
+from conformance.declared import packaged
 
 ROOT = Path(__file__).resolve().parent.parent
 # the frameworks the audit table covers. JAX's, TensorFlow's and MindSpore's adapters (issue
@@ -107,6 +108,12 @@ PLAIN = {
     "array_api_strict": {"fn:abs", "fn:add", "fn:exp", "fn:sqrt", "fn:where", "fn:from_dlpack",
                          "fn:xp_from_dlpack", "fn:xp_reshape", "fn:permute_dims"},
 }
+
+# issue 35: the functions of torch's declared view and in-place contracts, torch.NAME or
+# torch.nn.functional.NAME of the key's own name, arguments as written (adapters/torch_adapter.py,
+# _declared_operations)
+PLAIN["torch"] |= {key for contract in packaged().operators if contract.kind != "out"
+                   for key in contract.keys if key.startswith("fn:")}
 
 
 def mapped_entries(framework: str) -> set[str]:

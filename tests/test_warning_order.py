@@ -31,6 +31,7 @@ import copy
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -44,6 +45,7 @@ from corpus_cases import corpus
 from conformance import registry
 from conformance.model import Case, ResultKey
 from conformance.run.engine import FAIL, PASS, Outcome, not_applicable, run
+from conformance.tools import contract_cases
 
 pytestmark = pytest.mark.slow(reason="a subprocess per framework for the fresh-process baseline, "
                                      "the warning cases on every framework and mode")
@@ -60,10 +62,35 @@ def installed(framework: str) -> bool:
 
 def warning_items() -> list[tuple[Case, str]]:
     """(case, framework) for every corpus case whose expectation for that framework has a
-    warning, where the case applies (decided without importing the framework)."""
-    return [(case, fw) for case in corpus() for fw in FRAMEWORKS
-            if case.expect_for(fw, registry.lineage(fw)).checks.get("warning") is not None
-            and not_applicable(case, registry.get_adapter(fw)) is None]
+    warning, where the case applies (decided without importing the framework); of the cases
+    generated from torch's declared contracts (cases/contracts/, one per operator and layout),
+    the first per framework, file and warning: they repeat one warning's call site per operator
+    (torch's resize of an out= tensor, paddle.jit's "In static graph mode, <op>_() is the same
+    as <op>()"), 290 items that would take this file's fresh-process baseline past its time."""
+    items, generated = [], set()
+    for case in corpus():
+        for fw in FRAMEWORKS:
+            warning = case.expect_for(fw, registry.lineage(fw)).checks.get("warning")
+            if warning is None or not_applicable(case, registry.get_adapter(fw)) is not None:
+                continue
+            if case.location.file in GENERATED:
+                said = (fw, case.location.file, _call_site(warning.match, case.id))
+                if said in generated:
+                    continue
+                generated.add(said)
+            items.append((case, fw))
+    return items
+
+
+GENERATED = set(contract_cases.FILES.values())
+
+
+def _call_site(match: str, case_id: str) -> str:
+    """A generated case's expected warning with its operator's name taken out (the id's
+    fourth part: contracts.torch.<kind>.<operator>.<layout>), and the words after its
+    fourth (matches are prefixes of different lengths)."""
+    operator = case_id.split(".")[3]
+    return " ".join(match.replace(re.escape(operator), "<op>").replace(operator, "<op>").split()[:4])
 
 
 ITEMS = [(case.id, fw) for case, fw in warning_items()]

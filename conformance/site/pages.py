@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from conformance import declared
 from conformance.model import Case
 from conformance.outcomes import NOT_APPLICABLE
 from conformance.report import analysis
@@ -160,8 +161,29 @@ def _op_cell(op: analysis.OperationRow | None, fw: str) -> list[tuple[str, int]]
     return [(kind, len(ids)) for kind, ids in op.kinds.get(fw, {}).items()]
 
 
+# what torch's schema declares of an operator, in the words of an operation page
+DECLARED_WORDS = {"view": "its result is a view of", "inplace": "it writes into and returns",
+                  "out": "called with out=, it writes into and returns"}
+
+
+def declared_contracts(contracts: declared.Contracts) -> dict[str, list[dict[str, Any]]]:
+    """vocabulary key -> what torch's operator schemas declare of the operators it reaches
+    (conformance/data/contracts/torch.yaml, docs/contracts.md): the words, the argument, the
+    schemas."""
+    by_key: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for contract in contracts.operators:
+        for key in contract.keys:
+            for aliased in dict.fromkeys(o.aliased for o in contract.overloads):
+                by_key[key].append({
+                    "framework": contracts.framework, "version": contracts.version, "kind": contract.kind,
+                    "words": DECLARED_WORDS[contract.kind], "argument": aliased,
+                    "schemas": [o.schema for o in contract.overloads if o.aliased == aliased]})
+    return dict(by_key)
+
+
 def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row]) -> list[Page]:
     pages = []
+    declarations = declared_contracts(declared.packaged())
     index_rows: list[dict[str, Any]] = []
     for name, group in ops.items():
         index_rows.append({"name": name, "path": urls.op(name), "labels": group.labels,
@@ -185,6 +207,7 @@ def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row]) -> 
                 if words:
                     alike.setdefault(words, []).append(fw)
             variants.append({"key": key, "label": operation_label(key), "anchor": urls.anchor(key),
+                             "declared": declarations.get(key, []),
                              "alike": sorted(alike.items(), key=lambda wf: (-len(wf[1]), wf[0])),
                              "frameworks": per_fw, "classified": op is not None,
                              "cases": [{"id": c, "path": urls.case(c), "title": rows[c].info.title

@@ -6,6 +6,7 @@ plugin and the libraries it drives only when it runs: importing them all keeps t
 
 from conformance.tools.commands import (
     changelog,
+    contracts,
     coverage,
     diff,
     discover,
@@ -24,5 +25,5 @@ from conformance.tools.commands import (
     site,
 )
 
-COMMANDS = (run, report, diff, merge, matrix, changelog, discover, site, lint, observe, new, listing, coverage, ops,
-            frameworks, regen, schema)
+COMMANDS = (run, report, diff, merge, matrix, changelog, discover, site, lint, observe, new, listing, coverage,
+            contracts, ops, frameworks, regen, schema)

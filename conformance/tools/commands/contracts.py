@@ -1,0 +1,96 @@
+"""``conformance contracts``: torch's declared alias contracts (conformance/data/contracts/torch.yaml)
+against the corpus: per kind, declared, reached, and those not reached."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from conformance.escaping import for_terminal
+from conformance.tools.commands.common import case_roots, print_error
+
+
+def add_parser(sub: Any) -> None:
+    con = sub.add_parser("contracts", help="torch's declared alias contracts (views, in-place, out=) and how many "
+                                           "the corpus reaches (docs/contracts.md)")
+    con.add_argument("paths", nargs="*", help="case files or folders (default: the corpus)")
+    what = con.add_mutually_exclusive_group()
+    what.add_argument("--write", action="store_true",
+                      help="generate cases/contracts/torch_views.yaml and torch_inplace.yaml from the data, observe "
+                           "them on every eager framework and write them (run at the root of a checkout)")
+    what.add_argument("--check", action="store_true",
+                      help="exit 1 if those files' inputs and steps are not what the data makes (imports no framework)")
+    con.set_defaults(func=cmd_contracts)
+
+
+def cmd_contracts(args: argparse.Namespace, extra: list[str]) -> int:
+    from conformance import registry
+    from conformance.tools import contracts, coverage
+
+    try:
+        declared = contracts.read()
+    except contracts.ContractsError as exc:
+        print_error(str(exc))
+        return 2
+    if args.write or args.check:
+        return _generated(declared, args.write)
+    cases, problems = coverage.corpus_cases(args.paths or case_roots())
+    if problems:  # what a corpus that does not load reaches is not measured
+        for problem in problems:
+            print(for_terminal(problem), file=sys.stderr)
+        print("conformance contracts: fix the case files above first (conformance lint)", file=sys.stderr)
+        return 2
+    print(f"torch {declared.version}: {declared.source}")
+    for line in contracts.summary(contracts.measure(declared, cases, registry.get_adapter("torch"))):
+        print(for_terminal(line))
+    return 0
+
+
+def _not_what_torch_declares() -> list[str]:
+    """Where torch is installed (CI), the data file must be what it declares: the file is data
+    a pull request can change, and its names become entries of the torch adapter's table."""
+    import importlib.util
+
+    from conformance.tools import contracts
+
+    if importlib.util.find_spec("torch") is None:
+        return []
+    made = contracts.dump(contracts.build(contracts.introspect()))
+    if made == contracts.DATA.read_text(encoding="utf-8"):
+        return []
+    return [f"{contracts.DATA} is not what the installed torch declares (python -m conformance.tools.contracts "
+            "--introspect writes it)"]
+
+
+def _generated(declared: Any, write: bool) -> int:
+    """--write: generate, observe and write the two case files; --check: compare them."""
+    from pathlib import Path
+
+    from conformance.tools import contract_cases
+
+    root = Path(".")
+    if not (root / "cases").is_dir():
+        print_error("conformance contracts: run it at the root of a checkout (the folder with cases/)")
+        return 2
+    if not write:
+        problems = [p for kind in contract_cases.FILES for p in contract_cases.check(root, declared, kind)]
+        problems += _not_what_torch_declares()
+        for problem in problems:
+            print_error(f"conformance contracts: {problem}: run 'conformance contracts --write' and commit it")
+        return 1 if problems else 0
+
+    def say(text: str) -> None:
+        print(for_terminal(f"conformance contracts: {text}"), file=sys.stderr)
+
+    for kind in contract_cases.FILES:
+        try:
+            written, findings = contract_cases.write(root, declared, kind, say)
+        except ValueError as exc:  # the argument tables make cases that do not load: nothing written
+            print_error(f"conformance contracts: {exc}")
+            return 1
+        say(f"wrote {written} cases to {contract_cases.FILES[kind]}")
+        for finding in findings:
+            print(for_terminal(f"finding: {finding.case_id}: {finding.schema} declares {finding.declared}; "
+                               f"torch: {finding.observed}"))
+    return 0
