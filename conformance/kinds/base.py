@@ -92,6 +92,12 @@ class Checking(Protocol):
         """Where the memory nobody wrote that ``obj`` holds came from, or None."""
         ...
 
+    def gradient(self, obj: Any) -> tuple[str | None, Any]:
+        """(None, the gradient of ``obj``, None for none): its ``.grad`` on a framework with
+        tensor autograd, what the run's backward() steps computed for it where gradients are
+        functional (conformance/run/gradients.py); or (why it is not observable, None)."""
+        ...
+
     def record(self, key: ResultKey, value: Any) -> None:
         """Keep an observation (made plain data)."""
         ...

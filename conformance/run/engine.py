@@ -36,7 +36,7 @@ from conformance.outcomes import (
     Outcome,
     StepRecord,
 )
-from conformance.run import statements
+from conformance.run import gradients, statements
 from conformance.run.memory import Bounds, ProbeFailed, Unwritten
 from conformance.run.probes import Probes
 
@@ -80,7 +80,16 @@ def not_applicable(case: Case, adapter: FrameworkAdapter) -> Outcome | None:
     why = case.not_applicable_for(fw, adapter.lineage(), release(case, adapter))
     if why:
         return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {why}")
+    # a backward() step on a framework whose gradients are functional is read as one
+    # (conformance/run/gradients.py), never through the table's method:backward
+    functional = gradients.functional(adapter)
+    if functional:
+        why = gradients.why_not_functional(case)
+        if why:
+            return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {why}")
     for key in sorted(case.operations()):
+        if functional and key == gradients.BACKWARD:
+            continue
         why = adapter.lacks(key)
         if why:
             return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {why}")
@@ -202,11 +211,16 @@ class _Runner:
             if checked is None or frozenset((result, source)) in checked:
                 self.produced.setdefault(number, []).append((result, source))
         self.production_classes: list[dict[str, Any]] = []
+        # the gradients of the backward() steps, where the framework's are functional
+        self.gradients = (gradients.Gradients(case, adapter.name, str(adapter.functional_gradient))
+                          if gradients.functional(adapter) else None)
 
     # ---- statements
 
     def execute(self) -> None:
         self.make_inputs()
+        if self.gradients is not None:
+            self.gradients.track(self.env)
         self.note_new_objects()
         try:
             statements.run(self.case.steps, self, self.run_step)
@@ -246,7 +260,10 @@ class _Runner:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")  # once-per-process warnings are seen every time
             try:
-                statements.statement(step, self)
+                if self.gradients is not None and gradients.is_gradient_step(step):
+                    self.backward(step)
+                else:
+                    statements.statement(step, self)
             except NotApplicable as exc:
                 raise _NotApplicableAtRun(str(exc)) from None
             except ProbeFailed as exc:
@@ -271,6 +288,21 @@ class _Runner:
         record.warnings = _warning_texts(caught)
         self.note_new_objects()
         self.note_productions(step.number)
+
+    def backward(self, step: Step) -> None:
+        """A ``backward()`` step read functionally (conformance/run/gradients.py): the gradient
+        of the steps before it, as a function of the given tensors returning its receiver, with
+        respect to the inputs that require grad, at fresh inputs; ``backward(g)``'s ``g`` is
+        evaluated here, as the eager step would."""
+        assert self.gradients is not None
+        index = next(i for i, s in enumerate(self.case.steps) if s.kind != "block" and s.number == step.number)
+        loss = gradients.loss_of(self.case, index, self.adapter.ops)
+        written = gradients.cotangent_expr(step)
+        cotangent = None if written is None else statements.expression(written, self)
+        made = make_inputs(self.case, self.adapter)
+        computed = self.adapter.gradient(loss, [made[spec.name] for spec in self.case.given],
+                                         self.gradients.positions, cotangent)
+        self.gradients.add(computed, self.adapter.ops["op:add"])
 
     def note_productions(self, number: int) -> None:
         """The relation of each (result, input) the step produced, now (Outcome.productions)."""
@@ -448,6 +480,15 @@ class _Checker:
 
     def first_version(self, obj: Any) -> int | None:
         return self.r.first_version.get(id(obj))
+
+    def gradient(self, obj: Any) -> tuple[str | None, Any]:
+        """(None, ``obj``'s gradient or None), or (why it is not observable, None): the
+        functional gradients a run's backward() steps computed (run/gradients.py), else the
+        tensor's own ``.grad``."""
+        functional = getattr(self.r, "gradients", None)
+        if functional is None:
+            return None, self.adapter.grad(obj)
+        return functional.of(obj)
 
     def unwritten(self, obj: Any) -> str | None:
         return self.r.unwritten.where(obj)
