@@ -145,3 +145,15 @@ def test_an_unexpected_gradient_error_is_an_error_of_its_step() -> None:
     outcome = run(case(["y = x * k", "y.backward()"], "{grad: {x: null}}"), FunctionalAdapter())
     assert outcome.verdict == FAIL and outcome.mismatches[0].what == "step 2 raised"
     assert ERROR != outcome.verdict
+
+
+def test_a_step_that_returns_the_leaf_itself_binds_no_leaf() -> None:
+    # JAX's detach() is stop_gradient, which returns a concrete array itself: d is a, but what
+    # the case asks of d is the gradient of what the step made
+    class ReturnsItself(FunctionalAdapter):
+        def operations(self) -> dict:
+            return {**super().operations(), "method:detach": lambda x: x}
+
+    c = case(["d = x.detach()", "y = x * k", "y.sum().backward()"], "{grad: {x: [3.0, 4.0], d: null}}")
+    outcome = run(c, ReturnsItself())
+    assert outcome.verdict == PASS and "grad of d" in outcome.unobservable[0]

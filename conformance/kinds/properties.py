@@ -79,7 +79,7 @@ class Grad(_Array):
 
     def compare(self, obj: Any, name: str, expected: Any, run: Checking) -> None:
         key, what, adapter = self.key((name,)), self.what((name,)), run.adapter
-        why, grad = run.gradient(obj)
+        why, grad = run.gradient(obj, name)
         if why is not None:  # a functional gradient's non-leaf (conformance/run/gradients.py)
             run.unobservable(f"{what}: {why}")
             return

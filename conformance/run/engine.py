@@ -481,14 +481,14 @@ class _Checker:
     def first_version(self, obj: Any) -> int | None:
         return self.r.first_version.get(id(obj))
 
-    def gradient(self, obj: Any) -> tuple[str | None, Any]:
+    def gradient(self, obj: Any, name: str) -> tuple[str | None, Any]:
         """(None, ``obj``'s gradient or None), or (why it is not observable, None): the
-        functional gradients a run's backward() steps computed (run/gradients.py), else the
-        tensor's own ``.grad``."""
+        functional gradients a run's backward() steps computed for the leaf ``name`` is bound
+        to (run/gradients.py), else the tensor's own ``.grad``."""
         functional = getattr(self.r, "gradients", None)
         if functional is None:
             return None, self.adapter.grad(obj)
-        return functional.of(obj)
+        return functional.of(obj, name, self.r.bound_at.get(name))
 
     def unwritten(self, obj: Any) -> str | None:
         return self.r.unwritten.where(obj)

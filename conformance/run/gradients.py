@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from conformance.contract import FrameworkAdapter
-from conformance.ir import NameTarget, Op, Step, names_bound, operations_of
+from conformance.ir import NameTarget, Op, Ref, Step, names_bound, operations_of
 from conformance.model import Case
 from conformance.run.function import CaseFunction, build
 
@@ -160,11 +160,18 @@ class Gradients:
             self.values[name] = value if earlier is None else earlier if value is None else add(earlier, value)
             self.keep.append(self.values[name])
 
-    def of(self, obj: Any) -> tuple[str | None, Any]:
-        """(None, the gradient: None where no backward() reached it) for a leaf object, else
-        (why it is not observable, None)."""
-        name = self.leaf_ids.get(id(obj))
-        if name is None:
+    def of(self, obj: Any, name: str, bound_at: int | None) -> tuple[str | None, Any]:
+        """(None, the gradient: None where no backward() reached it) for ``name`` bound to a
+        leaf: the input itself (``bound_at`` 0: never rebound), or a name a step bound to it as
+        it is (``x0 = x``); else (why it is not observable, None). A step that returns its
+        receiver itself (``d = a.detach()`` is ``a`` on JAX: stop_gradient of a concrete array)
+        binds no leaf: what the case asks is the gradient of what the step made."""
+        leaf = self.leaf_ids.get(id(obj))
+        if leaf is not None and bound_at is not None and bound_at > 0:
+            step = next((s for s in self.case.flat_steps() if s.number == bound_at), None)
+            if step is None or not (step.kind == "assign" and isinstance(step.value, Ref)):
+                leaf = None
+        if leaf is None:
             return (f"{self.framework}'s gradients are functional ({self.describe}): only the gradient of an "
                     "input that requires grad, still bound to it, is observable; a non-leaf has no .grad"), None
-        return None, self.values.get(name)
+        return None, self.values.get(leaf)
