@@ -80,19 +80,11 @@ def not_applicable(case: Case, adapter: FrameworkAdapter) -> Outcome | None:
     why = case.not_applicable_for(fw, adapter.lineage(), release(case, adapter))
     if why:
         return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {why}")
-    # a backward() step on a framework whose gradients are functional is read as one
-    # (conformance/run/gradients.py), never through the table's method:backward
-    functional = gradients.functional(adapter)
-    if functional:
-        why = gradients.why_not_functional(case)
-        if why:
-            return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {why}")
-    for key in sorted(case.operations()):
-        if functional and key == gradients.BACKWARD:
-            continue
-        why = adapter.lacks(key)
-        if why:
-            return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {why}")
+    # an operation with no counterpart (a backward() step on a framework whose gradients are
+    # functional is read as one: conformance/run/gradients.py)
+    why = gradients.lacking(case, adapter)
+    if why:
+        return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {why}")
     return None
 
 

@@ -54,7 +54,8 @@ _IGNORED = frozenset({"retain_graph"})
 def functional(adapter: FrameworkAdapter) -> bool:
     """Whether a ``backward()`` step is read functionally on this adapter: it has no tensor
     autograd and declares a functional gradient."""
-    return not adapter.autograd and bool(adapter.functional_gradient)
+    # read with defaults: conformance coverage asks stand-ins that declare neither
+    return not getattr(adapter, "autograd", False) and bool(getattr(adapter, "functional_gradient", None))
 
 
 def is_gradient_step(step: Step) -> bool:
@@ -88,6 +89,25 @@ def why_not_functional(case: Case) -> str | None:
         if extra:
             return (f"step {step.number} {step.text!r}: backward({', '.join(extra)}=...) has no functional "
                     "reading (only gradient= and retain_graph=)")
+    return None
+
+
+def lacking(case: Case, adapter: FrameworkAdapter) -> str | None:
+    """Why the adapter cannot run the case's operations (the first it lacks, in key order), or
+    None: a ``backward()`` step on a framework whose gradients are functional is read as one,
+    never through the table's ``method:backward`` (the engine's and ``conformance coverage``'s
+    one answer)."""
+    read_functionally = functional(adapter)
+    if read_functionally:
+        why = why_not_functional(case)
+        if why:
+            return why
+    for key in sorted(case.operations()):
+        if read_functionally and key == BACKWARD:
+            continue
+        why = adapter.lacks(key)
+        if why:
+            return why
     return None
 
 
