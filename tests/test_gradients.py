@@ -157,3 +157,23 @@ def test_a_step_that_returns_the_leaf_itself_binds_no_leaf() -> None:
     c = case(["d = x.detach()", "y = x * k", "y.sum().backward()"], "{grad: {x: [3.0, 4.0], d: null}}")
     outcome = run(c, ReturnsItself())
     assert outcome.verdict == PASS and "grad of d" in outcome.unobservable[0]
+
+
+def test_grad_read_as_a_step_is_the_leaf_s_gradient_so_far() -> None:
+    c = case(["y = x * k", "g0 = x.grad", "y.sum().backward()", "g = x.grad", "y.sum().backward()", "g2 = x.grad"],
+             "{values: {g: [3.0, 4.0], g2: [6.0, 8.0]}, same_object: {g & g2: false}}")
+    outcome = run(c, FunctionalAdapter())
+    assert outcome.verdict == PASS, outcome.mismatches
+    # of a non-leaf: not applicable, saying why; inside a compiled function: not applicable
+    outcome = run(case(["y = x * k", "y.sum().backward()", "g = y.grad"], "{grad: {x: [3.0, 4.0]}}"),
+                  FunctionalAdapter())
+    assert outcome.verdict == NOT_APPLICABLE and "non-leaf" in outcome.reason
+    outcome = run(case(["y = x * k", "y.sum().backward()", "g = x.grad"], "{grad: {x: [3.0, 4.0]}}"),
+                  FunctionalCompiled())
+    assert outcome.verdict == NOT_APPLICABLE and "compiled" in outcome.reason
+
+
+def test_a_step_computing_with_a_grad_read_has_no_functional_reading() -> None:
+    outcome = run(case(["y = x * k", "y.sum().backward()", "g = x.grad", "z = g * 2"], "{grad: {x: [3.0, 4.0]}}"),
+                  FunctionalAdapter())
+    assert outcome.verdict == NOT_APPLICABLE and "computes with a .grad" in outcome.reason

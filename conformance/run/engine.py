@@ -398,6 +398,8 @@ class _Runner:
         framework's tensor (a method, an attribute or an operator whose receiver is the result
         of fn:<name>_from_dlpack in this run), which is that framework's own entry, as in its
         own run: ``y.add_(1)`` of a Paddle tensor is Paddle's add_ in torch's run too."""
+        if self.gradients is not None and key == gradients.GRAD:
+            return self.gradients.read  # x.grad where gradients are functional (run/gradients.py)
         if args and key.startswith(("method:", "attr:", "setattr:", "op:")):
             other = self.probes.foreign(args[0])
             if other is not None and key in other.ops:

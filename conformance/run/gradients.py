@@ -28,6 +28,9 @@ user of that framework writes for it:
   it at its step, as without gradients (the ``refused`` outcome); a mutable one (MindSpore)
   differentiates what it does.
 
+``x.grad`` read as a step (``g = a.grad``) is that leaf's gradient so far, in eager runs; of a
+non-leaf it is not applicable, and inside a compiled mode's function too.
+
 A ``backward()`` that is not a step of its own (``z = y.backward()``, inside a ``no_grad:``
 block), or one with arguments other than ``gradient`` and ``retain_graph``, has no functional
 reading: the item is *not applicable*, saying why.
@@ -39,12 +42,14 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from conformance.adapters.base import NotApplicable
 from conformance.contract import FrameworkAdapter
-from conformance.ir import NameTarget, Op, Ref, Step, names_bound, operations_of
+from conformance.ir import NameTarget, Op, Ref, Step, names_bound, names_read, operations_of
 from conformance.model import Case
 from conformance.run.function import CaseFunction, build
 
 BACKWARD = "method:backward"
+GRAD = "attr:grad"  # x.grad read as a step: the gradient the backward() steps gave the leaf x
 # backward()'s arguments that have a functional reading: the cotangent, and retain_graph
 # (a functional gradient keeps no graph to free: accepted, meaning nothing)
 _GRADIENT_ARGUMENT = "gradient"
@@ -63,6 +68,12 @@ def is_gradient_step(step: Step) -> bool:
     return step.kind == "expr" and isinstance(step.value, Op) and step.value.key == BACKWARD
 
 
+def reads_grad(step: Step) -> bool:
+    """A step that reads ``x.grad``: the gradients' state, not a value of the program, so no
+    part of the differentiated function."""
+    return GRAD in operations_of(step)
+
+
 def uses_backward(step: Step) -> bool:
     return BACKWARD in operations_of(step)
 
@@ -70,6 +81,11 @@ def uses_backward(step: Step) -> bool:
 def why_not_functional(case: Case) -> str | None:
     """Why the case's ``backward()`` has no functional reading, or None (every use of it is a
     top-level step of its own with arguments that have one)."""
+    grads = {n for s in case.flat_steps() if reads_grad(s) for n in names_bound(s)}
+    for step in case.flat_steps():
+        if not reads_grad(step) and any(ref.name in grads for ref in names_read(step)):
+            return (f"step {step.number} {step.text!r} computes with a .grad read by an earlier step: a functional "
+                    "gradient is no value of the differentiated program")
     for step in case.steps:
         if step.kind == "block":
             if uses_backward(step):
@@ -105,6 +121,11 @@ def lacking(case: Case, adapter: FrameworkAdapter) -> str | None:
     for key in sorted(case.operations()):
         if read_functionally and key == BACKWARD:
             continue
+        if read_functionally and key == GRAD:
+            if adapter.compiles:
+                return ("x.grad read as a step has no reading inside a compiled function: the gradients of its "
+                        "backward() steps are compiled functions of their own (docs/case-format.md#gradients)")
+            continue
         why = adapter.lacks(key)
         if why:
             return why
@@ -134,7 +155,7 @@ def loss_function(case: Case, index: int, ops: Any) -> CaseFunction:
     name = loss_name(case)
     bind = Step(step.number, step.text, "assign", step.location, targets=(NameTarget(name),),
                 value=step.value.args[0])
-    steps = [s for s in case.steps[:index] if not is_gradient_step(s)] + [bind]
+    steps = [s for s in case.steps[:index] if not is_gradient_step(s) and not reads_grad(s)] + [bind]
     return build(steps, ops, [spec.name for spec in case.given], [name])
 
 
@@ -179,6 +200,15 @@ class Gradients:
             earlier = self.values.get(name)
             self.values[name] = value if earlier is None else earlier if value is None else add(earlier, value)
             self.keep.append(self.values[name])
+
+    def read(self, obj: Any) -> Any:
+        """``x.grad`` as a step reads it: the gradient the backward() steps so far gave the leaf
+        ``x`` (None before any); of anything else, not applicable (a non-leaf has no .grad)."""
+        name = self.leaf_ids.get(id(obj))
+        if name is None:
+            raise NotApplicable(f"{self.framework}'s gradients are functional ({self.describe}): .grad is read "
+                                "only of an input that requires grad; a non-leaf has none")
+        return self.values.get(name)
 
     def of(self, obj: Any, name: str, bound_at: int | None) -> tuple[str | None, Any]:
         """(None, the gradient: None where no backward() reached it) for ``name`` bound to a
