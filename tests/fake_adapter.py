@@ -89,12 +89,17 @@ class FunctionalAdapter(FakeAdapter):
     def operations(self) -> dict[str, Operation]:
         return {**super().operations(),
                 "method:sum": lambda x: x.sum(),
+                # x times a random 0/1 mask, from NumPy's global RNG (which the run seeds)
+                "method:masked_at_random": lambda x: x * (np.random.rand(*x.shape) < 0.5),
+                "method:warn": _warn,
                 "method:backward": absent("functional has no backward(): its gradients are functional")}
 
     def gradient(self, fn: Any, args: list[Any], wrt: Any, cotangent: Any = None) -> list[Any]:
         self.asked += 1
+        drawn = np.random.get_state()  # every evaluation draws what one run of fn draws (as a trace does)
 
         def loss(values: list[Any]) -> float:
+            np.random.set_state(drawn)
             out = np.asarray(fn(*values), dtype=np.float64)
             if cotangent is not None:
                 return float((out * np.asarray(cotangent, dtype=np.float64)).sum())

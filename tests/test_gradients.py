@@ -177,3 +177,22 @@ def test_a_step_computing_with_a_grad_read_has_no_functional_reading() -> None:
     outcome = run(case(["y = x * k", "y.sum().backward()", "g = x.grad", "z = g * 2"], "{grad: {x: [3.0, 4.0]}}"),
                   FunctionalAdapter())
     assert outcome.verdict == NOT_APPLICABLE and "computes with a .grad" in outcome.reason
+
+
+def test_the_gradient_s_function_draws_the_random_numbers_the_steps_drew() -> None:
+    given = "{x: {data: [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], requires_grad: true}, k: [2.0, 2.0, 2.0, 2.0, " \
+            "2.0, 2.0, 2.0, 2.0]}"
+    outcome = run(case(["m = x.masked_at_random()", "(m * k).sum().backward()"], "{values: {m: [0.0]}}", given=given),
+                  FunctionalAdapter())
+    mask = [v != 0 for v in outcome.observed[ResultKey("values", ("m",))]]
+    assert any(mask) and not all(mask)  # the case's seed draws a mixed mask
+    c = case(["m = x.masked_at_random()", "(m * k).sum().backward()"],
+             "{grad: {x: " + str([2.0 if m else 0.0 for m in mask]) + "}}", given=given)
+    assert run(c, FunctionalAdapter()).verdict == PASS
+
+
+def test_the_earlier_steps_warnings_are_not_the_backward_step_s() -> None:
+    outcome = run(case(["y = x.warn()", "(y * k).sum().backward()"], "{warning: {at: 1, match: 'deprecated'}}"),
+                  FunctionalAdapter())
+    assert outcome.verdict == PASS, outcome.mismatches
+    assert outcome.steps[0].warnings and outcome.steps[1].warnings == []

@@ -50,6 +50,7 @@ from conformance.run.engine import (
     _qualname,
     _Refused,
     _warning_texts,
+    case_seed,
     make_inputs,
 )
 from conformance.run.function import CaseFunction, build
@@ -208,7 +209,8 @@ class CompiledRunner:
             written = gradients.cotangent_expr(step)
             cotangent = None if written is None else statements.expression(written, self.eager)
             compiled = self.adapter.compile(self._gradient_function(index, cotangent))
-            with warnings.catch_warnings():
+            # from the case's seed, as the function was called: a random operation draws the same
+            with warnings.catch_warnings(), self.adapter.isolation(case_seed(self.case.id)):
                 warnings.simplefilter("ignore")
                 try:
                     self.gradients.add(list(compiled(*self.fresh_inputs())), self.adapter.ops["op:add"])

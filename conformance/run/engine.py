@@ -278,6 +278,10 @@ class _Runner:
                 raise _Stop from None
         record.status = "ok"
         record.warnings = _warning_texts(caught)
+        if self.gradients is not None and gradients.is_gradient_step(step):
+            # the gradient's function ran the earlier steps again: their warnings are theirs
+            earlier = {w for r in self.records[: step.number - 1] for w in r.warnings}
+            record.warnings = [w for w in record.warnings if w not in earlier]
         self.note_new_objects()
         self.note_productions(step.number)
 
@@ -291,9 +295,12 @@ class _Runner:
         loss = gradients.loss_of(self.case, index, self.adapter.ops)
         written = gradients.cotangent_expr(step)
         cotangent = None if written is None else statements.expression(written, self)
-        made = make_inputs(self.case, self.adapter)
-        computed = self.adapter.gradient(loss, [made[spec.name] for spec in self.case.given],
-                                         self.gradients.positions, cotangent)
+        # the function runs the steps again: from the case's seed, so that a random operation
+        # draws what it drew in the steps above, with the state this run has put back after
+        with self.adapter.isolation(case_seed(self.case.id)):
+            made = make_inputs(self.case, self.adapter)
+            computed = self.adapter.gradient(loss, [made[spec.name] for spec in self.case.given],
+                                             self.gradients.positions, cotangent)
         self.gradients.add(computed, self.adapter.ops["op:add"])
 
     def note_productions(self, number: int) -> None:
