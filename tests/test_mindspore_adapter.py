@@ -91,6 +91,16 @@ def test_gradients_are_functional(adapter: MindsporeAdapter) -> None:
     assert gx.asnumpy().tolist() == [1.0, 4.0]
     gx, gk = adapter.gradient(lambda x, k: x * k, [x, k], [0, 1], _t(adapter, [1.0, 10.0]))
     assert gx.asnumpy().tolist() == [3.0, 40.0] and gk.asnumpy().tolist() == [1.0, 20.0]
+    # no_grad: what runs inside the block is not differentiated
+
+    def loss(x: object, k: object) -> object:
+        y = x * x  # type: ignore[operator]
+        with adapter.ops["block:no_grad"]():
+            z = x * 2  # type: ignore[operator]
+        return (y + z).sum()
+
+    (gx,) = adapter.gradient(loss, [x, k], [0])
+    assert gx.asnumpy().tolist() == [2.0, 4.0]
 
 
 def test_load_names_the_paddle_import_order_problem() -> None:
