@@ -17,6 +17,7 @@ never show sharing. TensorFlow is imported on first use only.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -509,6 +510,10 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
         super().seed(seed)
         _tf().random.set_seed(seed)
 
+    def __init__(self) -> None:
+        self._tapes: list[Any] = []  # the tapes of the gradients being computed, innermost last
+        super().__init__()
+
     def gradient(self, fn: Any, args: list[Any], wrt: Sequence[int], cotangent: Any = None) -> list[Any]:
         """``fn`` run inside a tf.GradientTape watching the arguments at ``wrt``, and
         tape.gradient of its result with respect to them (``output_gradients``: the
@@ -518,8 +523,18 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
         with tf.GradientTape() as tape:
             for source in sources:
                 tape.watch(source)
-            loss = fn(*args)
+            self._tapes.append(tape)
+            try:
+                loss = fn(*args)
+            finally:
+                self._tapes.pop()
         return list(tape.gradient(loss, sources, output_gradients=cotangent))
+
+    def _no_grad(self) -> Any:
+        """``no_grad:``: the tape a backward() step's function runs in stops recording
+        (``tape.stop_recording()``: what runs inside is not differentiated); outside a gradient
+        there is no tape, and the block changes nothing."""
+        return self._tapes[-1].stop_recording() if self._tapes else contextlib.nullcontext()
 
     def tensor_from_numpy(self, array: Any, spec: Any, device: str) -> Any:
         return _tf().constant(array, dtype=_dtype(spec.dtype))
@@ -654,8 +669,9 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
             ops["method:" + name] = absent(_NO_INPLACE)
         for key in ("method:backward", "method:requires_grad_", "method:detach_", "attr:grad", "attr:is_leaf",
                     "attr:requires_grad", "setattr:requires_grad", "attr:data", "setattr:data",
-                    "block:no_grad", "block:enable_grad"):
+                    "block:enable_grad"):
             ops[key] = absent(_TAPE)
+        ops["block:no_grad"] = self._no_grad
         ops.update(_issue38_operations())
         return ops
 
