@@ -21,7 +21,7 @@ import re
 import sys
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Mapping, Sequence
 
 from conformance.model import DEVICE_NAME, DTYPES, Generated
 
@@ -561,6 +561,11 @@ class Adapter(ArrayProbes):
     # another framework's (import; the registry then makes fn:<name>_from_dlpack for every
     # exporter's table)
     autograd: ClassVar[bool] = False
+    # a framework without autograd on its tensors whose gradients are functional: its
+    # gradient in words ("jax.grad / jax.vjp"), and gradient() computes one. A case's
+    # backward() step is then read as the gradient of the steps before it, as a function of
+    # the inputs that require grad (conformance/run/gradients.py; docs/case-format.md)
+    functional_gradient: ClassVar[str | None] = None
     device_kinds: ClassVar[tuple[str, ...]] = ("cpu",)
     dlpack_export: ClassVar[bool] = False
     dlpack_import: ClassVar[bool] = False
@@ -624,6 +629,14 @@ class Adapter(ArrayProbes):
         modes = [c.__dict__["name"] for c in cls.__mro__[1:]
                  if getattr(c, "compiles", None) == cls.compiles and "name" in c.__dict__]
         return (cls.compiles, *reversed(modes))
+
+    def gradient(self, fn: Any, args: list[Any], wrt: Sequence[int], cotangent: Any = None) -> list[Any]:
+        """The gradient of ``fn`` (a function of ``args`` returning the loss) at ``args``, with
+        respect to ``args[i]`` for each ``i`` in ``wrt``, in that order: with ``cotangent`` (a
+        tensor of the loss's shape), the vector-Jacobian product of it. None for an argument the
+        framework says the loss does not depend on. Only adapters that declare
+        :attr:`functional_gradient` are asked (conformance/run/gradients.py)."""
+        raise NotImplementedError(f"{self.name} declares no functional gradient")
 
     def compile(self, fn: Any) -> Any:
         """A compiled mode's compiled ``fn`` (the case's steps as one function of its given

@@ -17,10 +17,11 @@ never show sharing. TensorFlow is imported on first use only.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
-from typing import Any
+from typing import Any, Sequence
 
 from conformance.adapters.base import (
     NUMPY_CONVERSIONS,
@@ -340,7 +341,11 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
         # an out= argument: TensorFlow's operations write into no tensor (its dispatch's message)
         r"^TypeError: Got an unexpected keyword argument 'out'",
     ))
-    unobservable = frozenset({"version_change", "grad", "requires_grad", "is_leaf"})
+    # a backward() step is read as tape.gradient of the steps before it, run inside a
+    # tf.GradientTape that watches the inputs that require grad (conformance/run/gradients.py):
+    # a leaf's gradient is observable; requires_grad, is_leaf and version counters are not
+    functional_gradient = "tf.GradientTape"
+    unobservable = frozenset({"version_change", "requires_grad", "is_leaf"})
     # each a message the corpus records (docs/case-format.md, "Error kinds"): a message never
     # met is classified on purpose when a case first meets it (tests/test_error_kinds.py)
     error_patterns = {
@@ -509,10 +514,31 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
         super().seed(seed)
         _tf().random.set_seed(seed)
 
-    def make_input(self, spec: Any, device: str) -> Any:
-        if spec.requires_grad:
-            raise NotApplicable(f"{_TAPE} (input {spec.name!r} requires grad)")
-        return super().make_input(spec, device)
+    def __init__(self) -> None:
+        self._tapes: list[Any] = []  # the tapes of the gradients being computed, innermost last
+        super().__init__()
+
+    def gradient(self, fn: Any, args: list[Any], wrt: Sequence[int], cotangent: Any = None) -> list[Any]:
+        """``fn`` run inside a tf.GradientTape watching the arguments at ``wrt``, and
+        tape.gradient of its result with respect to them (``output_gradients``: the
+        cotangent); None where the tape says the loss does not depend on one."""
+        tf = _tf()
+        sources = [args[i] for i in wrt]
+        with tf.GradientTape() as tape:
+            for source in sources:
+                tape.watch(source)
+            self._tapes.append(tape)
+            try:
+                loss = fn(*args)
+            finally:
+                self._tapes.pop()
+        return list(tape.gradient(loss, sources, output_gradients=cotangent))
+
+    def _no_grad(self) -> Any:
+        """``no_grad:``: the tape a backward() step's function runs in stops recording
+        (``tape.stop_recording()``: what runs inside is not differentiated); outside a gradient
+        there is no tape, and the block changes nothing."""
+        return self._tapes[-1].stop_recording() if self._tapes else contextlib.nullcontext()
 
     def tensor_from_numpy(self, array: Any, spec: Any, device: str) -> Any:
         return _tf().constant(array, dtype=_dtype(spec.dtype))
@@ -647,8 +673,9 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
             ops["method:" + name] = absent(_NO_INPLACE)
         for key in ("method:backward", "method:requires_grad_", "method:detach_", "attr:grad", "attr:is_leaf",
                     "attr:requires_grad", "setattr:requires_grad", "attr:data", "setattr:data",
-                    "block:no_grad", "block:enable_grad"):
+                    "block:enable_grad"):
             ops[key] = absent(_TAPE)
+        ops["block:no_grad"] = self._no_grad
         ops.update(_issue38_operations())
         return ops
 

@@ -18,7 +18,7 @@ can name it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -100,6 +100,18 @@ class FrameworkAdapter(Probing, Protocol):
     def make_input(self, spec: Any, device: str) -> Any: ...
 
     def compile(self, fn: Any) -> Any: ...
+
+    @property
+    def autograd(self) -> bool:
+        """Whether the framework has autograd on its tensors (backward(), .grad)."""
+        ...
+
+    @property
+    def functional_gradient(self) -> str | None:
+        """Its functional gradient in words, where it has one instead (jax.grad / jax.vjp)."""
+        ...
+
+    def gradient(self, fn: Any, args: list[Any], wrt: Sequence[int], cotangent: Any = None) -> list[Any]: ...
 
     def refused_mutation(self, exc: BaseException) -> bool: ...
 

@@ -135,6 +135,9 @@ class Framework:
     dlpack_import: bool
     loads: bool  # False: the adapter could not be loaded (its items skip, saying why)
     compiles: str | None = None  # a compiled mode: the framework whose cases it runs compiled
+    # without autograd on its tensors, its functional gradient in words ("jax.grad / jax.vjp"):
+    # a case's backward() step is read as one (conformance/run/gradients.py)
+    functional_gradient: str | None = None
 
 
 def framework(name: str) -> Framework:
@@ -144,7 +147,7 @@ def framework(name: str) -> Framework:
         return Framework(name, name, spec, name in BUILTIN, DEFAULT_REPORT_RANK, False, True, (), False, False, False)
     return Framework(name, cls.title or name, spec, name in BUILTIN, cls.report_rank, cls.autograd,
                      cls.immutable is None, tuple(cls.device_kinds), cls.dlpack_export, cls.dlpack_import, True,
-                     getattr(cls, "compiles", None))
+                     getattr(cls, "compiles", None), getattr(cls, "functional_gradient", None))
 
 
 def lineage(name: str) -> tuple[str, ...]:
@@ -295,6 +298,8 @@ class BrokenAdapter:
     compiles: str | None = None
     unobservable: frozenset[str] = frozenset()
     mutable = True
+    autograd = False
+    functional_gradient: str | None = None
 
     def __init__(self, name: str, reason: str) -> None:
         self.name = name
@@ -335,7 +340,7 @@ class BrokenAdapter:
         self._broken()
 
     # what only a loaded framework answers
-    make_input = compile = refused_mutation = error_message = out_of_memory = classify_error = _broken
+    make_input = compile = gradient = refused_mutation = error_message = out_of_memory = classify_error = _broken
     to_numpy = dtype_name = shape_of = same_allocation = recorded_base = overlaps = _broken
     grad = requires_grad = is_leaf = version_of = probe_fill = probe_restore = sentinels = _broken
 

@@ -44,7 +44,22 @@ SOURCES = {"Python": None, "NumPy": None, "torch": "torch", "Paddle": "paddle", 
 _NO_OUT = "has no out= parameter: the call itself is refused (type_error) before any result is cast or broadcast"
 _INDEX_LIST = ("array-api-strict refuses an index list the standard does not specify (type_error), where "
                "TensorFlow reads x[[0, 2]] as x[0, 2], one index per dimension, and is out of range (other)")
+# MindSpore makes an input that requires grad as any tensor (its gradients are functional: no leaf
+# check), and its CPU build has no kernel for the in-place method (other), where torch and Paddle
+# refuse the write into a leaf that requires grad (inplace_on_leaf)
+_MS_NO_KERNEL_ON_LEAF = ("MindSpore's CPU build has no kernel for the in-place method (other) and its tensors "
+                         "have no leaf check; torch and Paddle refuse the write into a leaf that requires grad "
+                         "(inplace_on_leaf)")
 DIFFERENT_SITUATIONS = {
+    **{case: _MS_NO_KERNEL_ON_LEAF for case in (
+        "inplace.clamp_.leaf_requires_grad_raises", "inplace.index_add_.leaf_requires_grad_raises",
+        "inplace.index_fill_.leaf_requires_grad_raises", "inplace.masked_fill_.leaf_requires_grad_raises",
+        "inplace.scatter_.leaf_requires_grad_raises", "inplace.sigmoid_.leaf_requires_grad_raises",
+        "inplace.zero_.leaf_requires_grad_raises", "layers.relu_.on_leaf")},
+    "autograd.grad.zero_between_backwards": (
+        "a.grad.zero_(): MindSpore's a.grad is the gradient its mindspore.grad gave, and its CPU build has no "
+        "InplaceZero kernel (other); Paddle's .grad is a leaf that requires grad it refuses to write "
+        "(inplace_on_leaf)"),
     "inplace.expand.out_overlapping": (
         "NumPy's counterpart of expand, np.broadcast_to, is a read-only view: the out= write is "
         "refused as read_only before any overlap matters, where torch's expanded tensor is writable "

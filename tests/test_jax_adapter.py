@@ -40,6 +40,20 @@ def test_inplace_methods_are_absent_with_the_counterpart(adapter: JaxAdapter) ->
     assert "jax.grad" in (adapter.lacks("method:backward") or "")
 
 
+def test_gradients_are_functional(adapter: JaxAdapter) -> None:
+    # no backward() in the table: the engine reads the step as jax.grad (conformance/run/gradients.py)
+    assert not adapter.autograd and "jax.grad" in (adapter.functional_gradient or "")
+    assert "grad" not in adapter.unobservable and {"requires_grad", "is_leaf"} <= adapter.unobservable
+    x, k = jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0])
+    (gk,) = adapter.gradient(lambda x, k: (x * x * k).sum(), [x, k], [1])
+    assert gk.tolist() == [1.0, 4.0]
+    gx, gk = adapter.gradient(lambda x, k: x * k, [x, k], [0, 1], jnp.array([1.0, 10.0]))
+    assert gx.tolist() == [3.0, 40.0] and gk.tolist() == [1.0, 20.0]
+    # under jax.jit too (the jax_jit mode compiles the gradient function)
+    (gx,) = jax.jit(lambda x, k: adapter.gradient(lambda x, k: (x * k).sum(), [x, k], [0]))(x, k)
+    assert gx.tolist() == [3.0, 4.0]
+
+
 def test_at_set_returns_a_new_buffer(adapter: JaxAdapter) -> None:
     x = jnp.array([1.0, 2.0, 3.0])
     y = adapter.ops["method:set"](adapter.ops["op:getitem"](adapter.ops["attr:at"](x), 0), 5.0)

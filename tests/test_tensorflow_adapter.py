@@ -97,8 +97,37 @@ def test_errors_are_classified(adapter: TensorflowAdapter) -> None:
 
 
 def test_gradient_steps_are_absent_naming_the_tape(adapter: TensorflowAdapter) -> None:
-    for key in ("method:backward", "attr:grad", "block:no_grad"):
+    for key in ("method:backward", "attr:grad", "block:enable_grad"):
         assert "GradientTape" in (adapter.lacks(key) or "")
+
+
+def test_gradients_are_the_tape_s(adapter: TensorflowAdapter) -> None:
+    # a backward() step is read as tape.gradient (conformance/run/gradients.py)
+    assert not adapter.autograd and "GradientTape" in (adapter.functional_gradient or "")
+    assert "grad" not in adapter.unobservable and {"requires_grad", "is_leaf"} <= adapter.unobservable
+    x, k = tf.constant([1.0, 2.0]), tf.constant([3.0, 4.0])
+    (gk,) = adapter.gradient(lambda x, k: tf.reduce_sum(x * x * k), [x, k], [1])
+    assert gk.numpy().tolist() == [1.0, 4.0]
+    gx, gk = adapter.gradient(lambda x, k: x * k, [x, k], [0, 1], tf.constant([1.0, 10.0]))
+    assert gx.numpy().tolist() == [3.0, 40.0] and gk.numpy().tolist() == [1.0, 20.0]
+    # a source the loss does not depend on has no gradient (the tape's None), as torch's .grad
+    (gk,) = adapter.gradient(lambda x, k: tf.reduce_sum(x), [x, k], [1])
+    assert gk is None
+    # no_grad: the tape stops recording what runs inside the block (outside a gradient, nothing)
+
+    def loss(x: object, k: object) -> object:
+        y = x * x  # type: ignore[operator]
+        with adapter.ops["block:no_grad"]():
+            z = x * 2  # type: ignore[operator]
+        return tf.reduce_sum(y + z)
+
+    (gx,) = adapter.gradient(loss, [x, k], [0])
+    assert gx.numpy().tolist() == [2.0, 4.0]
+    with adapter.ops["block:no_grad"]():
+        assert (x * 2).numpy().tolist() == [2.0, 4.0]
+    # inside tf.function too (the tensorflow_function mode compiles the gradient function)
+    (gx,) = tf.function(lambda x, k: adapter.gradient(lambda x, k: tf.reduce_sum(x * k), [x, k], [0]))(x, k)
+    assert gx.numpy().tolist() == [3.0, 4.0]
 
 
 def test_global_states_restore_numpy_behaviour(adapter: TensorflowAdapter) -> None:

@@ -92,6 +92,13 @@ class Checking(Protocol):
         """Where the memory nobody wrote that ``obj`` holds came from, or None."""
         ...
 
+    def gradient(self, obj: Any, name: str) -> tuple[str | None, Any]:
+        """(None, the gradient of ``obj``, bound to ``name``; None for none): its ``.grad`` on a
+        framework with tensor autograd, what the run's backward() steps computed for the leaf
+        the name holds where gradients are functional (conformance/run/gradients.py); or (why
+        it is not observable, None)."""
+        ...
+
     def record(self, key: ResultKey, value: Any) -> None:
         """Keep an observation (made plain data)."""
         ...

@@ -40,15 +40,17 @@ from typing import Any
 
 from conformance import kinds
 from conformance.contract import FrameworkAdapter
-from conformance.ir import NameTarget, results_of
+from conformance.ir import NameTarget, Step, results_of
 from conformance.model import Case, Expect
 from conformance.outcomes import ErrorInfo, StepRecord
+from conformance.run import gradients, statements
 from conformance.run.engine import (
     IMMUTABLE,
     _bounded,
     _qualname,
     _Refused,
     _warning_texts,
+    case_seed,
     make_inputs,
 )
 from conformance.run.function import CaseFunction, build
@@ -103,14 +105,27 @@ class CompiledRunner:
         # user's function returns its results, whatever the expectations mention; a name they
         # mention that the program does not leave (an intermediate) is observed apart, from a
         # second compile of the function that returns it as well (observed_apart)
-        self.results = results_of(case.steps)
+        # where the framework's gradients are functional (run/gradients.py): the function
+        # leaves out the backward() steps, and each is the mode's compiled gradient of the
+        # steps before it (jax.jit of jax.grad, tf.function around the tape)
+        self.gradients = (gradients.Gradients(case, adapter.name, str(adapter.functional_gradient))
+                          if gradients.functional(adapter) else None)
+        self.results = results_of(self.steps(len(case.steps)))
         self.apart = [n for n in self.outputs if n not in self.results]
         self.env_apart: dict[str, Any] = {}
 
     def function(self, count: int, outputs: tuple[str, ...] | list[str]) -> CaseFunction:
         """The first ``count`` top-level steps as a user's function of the given tensors,
         returning those of ``outputs`` they bind (conformance.run.function)."""
-        return build(self.case.steps[:count], self.adapter.ops, self.inputs, outputs)
+        return build(self.steps(count), self.adapter.ops, self.inputs, outputs)
+
+    def steps(self, count: int) -> tuple[Step, ...]:
+        """The first ``count`` top-level steps, as the function has them: without the
+        backward() steps where gradients are functional (each is a gradient of its own)."""
+        steps = self.case.steps[:count]
+        if self.gradients is not None:
+            steps = tuple(s for s in steps if not gradients.is_gradient_step(s))
+        return steps
 
     def fresh_inputs(self) -> list[Any]:
         """The function's arguments, made as the eager run makes them (an input ``from``
@@ -167,6 +182,8 @@ class CompiledRunner:
         for name, value in zip(case_function.returns, values):
             self.env[name] = value
             self.keep.append(value)
+        if self.gradients is not None and not self._backward():
+            return
         for record in self.records:
             record.status = "ok"
         self._warnings(_warning_texts(caught))
@@ -178,6 +195,43 @@ class CompiledRunner:
                 where = None if eager_value is None else self.eager.unwritten.where(eager_value)
                 if where is not None:
                     self.unwritten.by_id[id(value)] = where
+
+    def _backward(self) -> bool:
+        """Each backward() step, read functionally: the mode's compiled gradient of the steps
+        before it (run/gradients.py), called on fresh inputs; ``backward(g)``'s ``g`` is the
+        eager run's. False where one raised: that step is the one that failed, and the state
+        the expectations see is the steps before it, compiled alone."""
+        assert self.gradients is not None
+        self.gradients.track(self.env)
+        for index, step in enumerate(self.case.steps):
+            if not gradients.is_gradient_step(step):
+                continue
+            written = gradients.cotangent_expr(step)
+            cotangent = None if written is None else statements.expression(written, self.eager)
+            compiled = self.adapter.compile(self._gradient_function(index, cotangent))
+            # from the case's seed, as the function was called: a random operation draws the same
+            with warnings.catch_warnings(), self.adapter.isolation(case_seed(self.case.id)):
+                warnings.simplefilter("ignore")
+                try:
+                    self.gradients.add(list(compiled(*self.fresh_inputs())), self.adapter.ops["op:add"])
+                except Exception as exc:
+                    self._failed_at(index + 1, exc)
+                    self.gradients.track(self.env)
+                    return False
+        return True
+
+    def _gradient_function(self, index: int, cotangent: Any) -> Any:
+        """The gradient of the steps before the backward() step ``case.steps[index]``, as a
+        function of the given tensors (what the mode compiles: the adapter's gradient of the
+        loss function, traced inside the compiler)."""
+        assert self.gradients is not None
+        loss, positions = gradients.loss_of(self.case, index, self.adapter.ops), self.gradients.positions
+        adapter = self.adapter
+
+        def gradient(*args: Any) -> list[Any]:
+            return adapter.gradient(loss, list(args), positions, cotangent)
+
+        return gradient
 
     def _observe_apart(self) -> None:
         """The intermediates the expectations mention, from a second compile of the function

@@ -36,7 +36,7 @@ from conformance.outcomes import (
     Outcome,
     StepRecord,
 )
-from conformance.run import statements
+from conformance.run import gradients, statements
 from conformance.run.memory import Bounds, ProbeFailed, Unwritten
 from conformance.run.probes import Probes
 
@@ -80,10 +80,11 @@ def not_applicable(case: Case, adapter: FrameworkAdapter) -> Outcome | None:
     why = case.not_applicable_for(fw, adapter.lineage(), release(case, adapter))
     if why:
         return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {why}")
-    for key in sorted(case.operations()):
-        why = adapter.lacks(key)
-        if why:
-            return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {why}")
+    # an operation with no counterpart (a backward() step on a framework whose gradients are
+    # functional is read as one: conformance/run/gradients.py)
+    why = gradients.lacking(case, adapter)
+    if why:
+        return Outcome(case.id, fw, NOT_APPLICABLE, f"not applicable: {why}")
     return None
 
 
@@ -202,11 +203,16 @@ class _Runner:
             if checked is None or frozenset((result, source)) in checked:
                 self.produced.setdefault(number, []).append((result, source))
         self.production_classes: list[dict[str, Any]] = []
+        # the gradients of the backward() steps, where the framework's are functional
+        self.gradients = (gradients.Gradients(case, adapter.name, str(adapter.functional_gradient))
+                          if gradients.functional(adapter) else None)
 
     # ---- statements
 
     def execute(self) -> None:
         self.make_inputs()
+        if self.gradients is not None:
+            self.gradients.track(self.env)
         self.note_new_objects()
         try:
             statements.run(self.case.steps, self, self.run_step)
@@ -246,7 +252,10 @@ class _Runner:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")  # once-per-process warnings are seen every time
             try:
-                statements.statement(step, self)
+                if self.gradients is not None and gradients.is_gradient_step(step):
+                    self.backward(step)
+                else:
+                    statements.statement(step, self)
             except NotApplicable as exc:
                 raise _NotApplicableAtRun(str(exc)) from None
             except ProbeFailed as exc:
@@ -269,8 +278,30 @@ class _Runner:
                 raise _Stop from None
         record.status = "ok"
         record.warnings = _warning_texts(caught)
+        if self.gradients is not None and gradients.is_gradient_step(step):
+            # the gradient's function ran the earlier steps again: their warnings are theirs
+            earlier = {w for r in self.records[: step.number - 1] for w in r.warnings}
+            record.warnings = [w for w in record.warnings if w not in earlier]
         self.note_new_objects()
         self.note_productions(step.number)
+
+    def backward(self, step: Step) -> None:
+        """A ``backward()`` step read functionally (conformance/run/gradients.py): the gradient
+        of the steps before it, as a function of the given tensors returning its receiver, with
+        respect to the inputs that require grad, at fresh inputs; ``backward(g)``'s ``g`` is
+        evaluated here, as the eager step would."""
+        assert self.gradients is not None
+        index = next(i for i, s in enumerate(self.case.steps) if s.kind != "block" and s.number == step.number)
+        loss = gradients.loss_of(self.case, index, self.adapter.ops)
+        written = gradients.cotangent_expr(step)
+        cotangent = None if written is None else statements.expression(written, self)
+        # the function runs the steps again: from the case's seed, so that a random operation
+        # draws what it drew in the steps above, with the state this run has put back after
+        with self.adapter.isolation(case_seed(self.case.id)):
+            made = make_inputs(self.case, self.adapter)
+            computed = self.adapter.gradient(loss, [made[spec.name] for spec in self.case.given],
+                                             self.gradients.positions, cotangent)
+        self.gradients.add(computed, self.adapter.ops["op:add"])
 
     def note_productions(self, number: int) -> None:
         """The relation of each (result, input) the step produced, now (Outcome.productions)."""
@@ -374,6 +405,8 @@ class _Runner:
         framework's tensor (a method, an attribute or an operator whose receiver is the result
         of fn:<name>_from_dlpack in this run), which is that framework's own entry, as in its
         own run: ``y.add_(1)`` of a Paddle tensor is Paddle's add_ in torch's run too."""
+        if self.gradients is not None and key == gradients.GRAD:
+            return self.gradients.read  # x.grad where gradients are functional (run/gradients.py)
         if args and key.startswith(("method:", "attr:", "setattr:", "op:")):
             other = self.probes.foreign(args[0])
             if other is not None and key in other.ops:
@@ -448,6 +481,15 @@ class _Checker:
 
     def first_version(self, obj: Any) -> int | None:
         return self.r.first_version.get(id(obj))
+
+    def gradient(self, obj: Any, name: str) -> tuple[str | None, Any]:
+        """(None, ``obj``'s gradient or None), or (why it is not observable, None): the
+        functional gradients a run's backward() steps computed for the leaf ``name`` is bound
+        to (run/gradients.py), else the tensor's own ``.grad``."""
+        functional = getattr(self.r, "gradients", None)
+        if functional is None:
+            return None, self.adapter.grad(obj)
+        return functional.of(obj, name, self.r.bound_at.get(name))
 
     def unwritten(self, obj: Any) -> str | None:
         return self.r.unwritten.where(obj)

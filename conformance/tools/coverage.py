@@ -35,6 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from conformance.ir import operations_of, operator_keys
 from conformance.model import Case
 from conformance.resultsmodel import ResultsDocument
+from conformance.run import gradients
 from conformance.source import CaseFormatError, CaseFormatErrors, Location, split
 from conformance.yamlvalues import fields
 from conformance.yamlvalues.yamlsrc import YList, parse
@@ -309,7 +310,7 @@ def applies(case: Case, framework: str, adapter: Any, not_run: frozenset[tuple[s
         return False
     if (case.id, framework) in not_run:
         return False
-    return all(adapter.lacks(key) is None for key in case.operations())
+    return gradients.lacking(case, adapter) is None  # backward() read functionally where it is (run/gradients.py)
 
 
 def measure(reference: ReferenceList, cases: Sequence[Case], adapters: Mapping[str, Any],

@@ -13,7 +13,8 @@ def add_parser(sub: Any) -> None:
                          description="Print a Markdown table of every registered framework and compiled mode "
                                      "(built-in, or a plugin's entry point): its title, installed version (read "
                                      "from the package's metadata, without importing it), whether it has "
-                                     "tensor-level autograd, mutable arrays, its devices and DLPack support. "
+                                     "tensor-level autograd (or a functional gradient, which a case's backward() "
+                                     "step is read as), mutable arrays, its devices and DLPack support. "
                                      "--frameworks takes these names.")
     fws.set_defaults(func=cmd_frameworks)
 
@@ -24,6 +25,9 @@ def cmd_frameworks(args: argparse.Namespace, extra: list[str]) -> int:
     def yes(flag: bool) -> str:
         return "yes" if flag else "no"
 
+    def autograd(fw: registry.Framework) -> str:
+        return "yes" if fw.autograd else f"functional: {fw.functional_gradient}" if fw.functional_gradient else "no"
+
     print("| framework | title | version | registered | autograd | mutable | devices | DLPack export | DLPack import |")
     print("|---|---|---|---|---|---|---|---|---|")
     for fw in registry.frameworks():
@@ -31,7 +35,7 @@ def cmd_frameworks(args: argparse.Namespace, extra: list[str]) -> int:
         where = "built-in" if fw.builtin else f"entry point ({fw.spec})"
         if not fw.loads:
             where += ": cannot be loaded"
-        print(for_terminal(f"| {fw.name} | {fw.title} | {version} | {where} | {yes(fw.autograd)} | {yes(fw.mutable)} | "
+        print(for_terminal(f"| {fw.name} | {fw.title} | {version} | {where} | {autograd(fw)} | {yes(fw.mutable)} | "
                            f"{', '.join(fw.devices) or '-'} | {yes(fw.dlpack_export)} | {yes(fw.dlpack_import)} |",
                            multiline=False))
     return 0
