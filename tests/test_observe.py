@@ -138,6 +138,22 @@ def test_a_compiled_mode_votes_for_nothing_and_differs_only_from_its_lineage() -
     assert overrides["torch_compile"][ResultKey.parse("values.y")] is None  # never observed: not expected
 
 
+def test_a_framework_that_raises_first_takes_no_entry_out_of_the_shared_expectation() -> None:
+    case = load_text(CASE, "t.yaml", registry.vocabulary(), draft=True).cases[0]
+    boom = {"at": 1, "kind": "other", "type": "builtins.RuntimeError", "message": "no kernel"}
+    raised = Observation("mindspore", "1.0", observed={}, error=boom)
+    obs = [observation("torch", True, [5.0, 2.0]), observation("paddle", True, [5.0, 2.0]), raised]
+    shared, overrides = split(case, obs)
+    assert shared[ResultKey.parse("shares_memory.y.x")] is True and shared[ResultKey.parse("values.y")] == [5.0, 2.0]
+    assert overrides["mindspore"][ResultKey.parse("values.y")] is None  # never observed: not expected there
+    assert overrides["mindspore"][ResultKey("error")] == {"at": 1, "kind": "other", "mindspore": boom}
+    assert "torch" not in overrides and "paddle" not in overrides
+    # observed by half of the frameworks or fewer: written per framework, nothing shared
+    shared, overrides = split(case, [observation("torch", True, [5.0, 2.0]), raised])
+    assert ResultKey.parse("values.y") not in shared
+    assert overrides["torch"][ResultKey.parse("values.y")] == [5.0, 2.0]
+
+
 def test_split_errors_by_step_and_kind() -> None:
     case = load_text(CASE, "t.yaml", registry.vocabulary(), draft=True).cases[0]
     boom = {"at": 2, "kind": "other", "type": "builtins.ValueError", "message": "bad (thing) here"}

@@ -226,13 +226,17 @@ def _as_compiled(key: ResultKey, value: Any) -> str:
 def _split_eager(case: Case, ran: list[Observation]) -> tuple[dict[ResultKey, Any],
                                                              dict[str, dict[ResultKey, Any]]]:
     """The shared expectation and the eager frameworks' overrides (every framework's entry,
-    empty where it agrees)."""
+    empty where it agrees). A key most of the frameworks that can observe it did observe is
+    shared (the majority's value); a framework where a step raised before it could be
+    observed gets null for it (not expected there), as a compiled mode does: one framework
+    that raises at its first step does not take every entry out of the shared expectation.
+    A key only a minority observed is written per framework."""
     shared: dict[ResultKey, Any] = {}
     per_fw: dict[str, dict[ResultKey, Any]] = {o.framework: {} for o in ran}
     for key in chosen(case, ran):
         values = {o.framework: o.observed[key] for o in ran if key in o.observed}
-        able = [o for o in ran if key.kind not in o.unobservable]
-        if len(values) < len(able):  # not observed everywhere (a step raised first): per framework
+        able = [o.framework for o in ran if key.kind not in o.unobservable]
+        if 2 * len(values) <= len(able):  # observed by half of them or fewer: per framework
             for fw, value in values.items():
                 per_fw[fw][key] = value
             continue
@@ -242,6 +246,9 @@ def _split_eager(case: Case, ran: list[Observation]) -> tuple[dict[ResultKey, An
         for fw, value in values.items():
             if _key(value) != majority:
                 per_fw[fw][key] = value
+        for fw in able:
+            if fw not in values:  # a step raised before it could be observed
+                per_fw[fw][key] = None
     _split_whole(ERROR_KEY, {o.framework: o.error for o in ran}, shared, per_fw,
                  signature=_error_signature,
                  shared_value=lambda e, by_fw: {"at": e["at"], "kind": e["kind"], **by_fw},
