@@ -547,7 +547,8 @@ def _missing_operations() -> dict[str, Operation]:
         ops["fn:" + name] = absent(_IMMUTABLE.format(counterpart=counterpart).replace("methods", "functions"))
     no_tape = absent(_NO_TAPE)
     for key in ("method:backward", "attr:grad", "attr:is_leaf", "attr:requires_grad",
-                "setattr:requires_grad", "block:no_grad", "block:enable_grad"):
+                "setattr:requires_grad", "block:no_grad", "block:enable_grad",
+                "block:inference_mode"):
         ops[key] = no_tape
     ops["method:detach_"] = absent(_IMMUTABLE.format(counterpart="jax.lax.stop_gradient(x)"))
     for key in ("attr:data", "setattr:data"):

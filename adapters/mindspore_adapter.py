@@ -457,7 +457,7 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
         })
         no_autograd = absent(_NO_TENSOR_AUTOGRAD)
         for key in ("method:backward", "method:detach_", "attr:grad", "attr:is_leaf", "attr:requires_grad",
-                    "setattr:requires_grad", "setattr:data", "block:enable_grad",
+                    "setattr:requires_grad", "setattr:data", "block:enable_grad", "block:inference_mode",
                     "attr:stop_gradient", "setattr:stop_gradient"):
             ops[key] = no_autograd
         # no_grad: MindSpore's own context that stops mindspore.grad recording what runs inside it

@@ -484,6 +484,8 @@ class PaddleAdapter(PaddleProbes, Adapter):
             "setattr:data": attribute_setter("data"),
             "block:no_grad": lambda: paddle().no_grad(),
             "block:enable_grad": lambda: paddle().enable_grad(),
+            "block:inference_mode": absent("Paddle has no inference mode: paddle.no_grad() stops gradient "
+                                           "recording, and its tensors carry no inference flag"),
             "fn:add": lambda x, y, out=None: paddle().add(x, y, out=out),
             "fn:mul": lambda x, y, out=None: paddle().mul(x, y, out=out),
             "fn:exp": lambda x, out=None: paddle().exp(x, out=out),

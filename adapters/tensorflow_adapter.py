@@ -673,7 +673,7 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
             ops["method:" + name] = absent(_NO_INPLACE)
         for key in ("method:backward", "method:requires_grad_", "method:detach_", "attr:grad", "attr:is_leaf",
                     "attr:requires_grad", "setattr:requires_grad", "attr:data", "setattr:data",
-                    "block:enable_grad"):
+                    "block:enable_grad", "block:inference_mode"):
             ops[key] = absent(_TAPE)
         ops["block:no_grad"] = self._no_grad
         ops.update(_issue38_operations())

@@ -148,6 +148,10 @@ class TorchProbes(TensorProbes):
         return bool(obj.is_leaf)
 
     def tensor_version_of(self, obj: Any) -> int | None:
+        # an inference tensor (made inside torch.inference_mode()) keeps no version counter:
+        # reading it raises "Inference tensors do not track version counter"
+        if obj.is_inference():
+            return None
         return int(obj._version)
 
     def tensor_probe_fill(self, obj: Any, value: Any) -> None:
@@ -262,7 +266,11 @@ class TorchAdapter(TorchProbes, Adapter):
                   # a sparse tensor's accessor (indices(), values(), crow_indices(), coalesce()...)
                   # of a dense tensor; pin_memory() on a build without an accelerator
                   r"expected sparse [\w ]*tensor layout but got Strided",
-                  r"Cannot access accelerator device when none is available"),
+                  r"Cannot access accelerator device when none is available",
+                  # inference tensors (made inside torch.inference_mode()) used outside it: written
+                  # in place, saved for backward
+                  r"Inplace update to inference tensor outside InferenceMode is not allowed",
+                  r"Inference tensors cannot be saved for backward"),
     }
 
     def load(self) -> None:
@@ -344,6 +352,9 @@ class TorchAdapter(TorchProbes, Adapter):
             "setattr:data": attribute_setter("data"),
             "block:no_grad": lambda: torch().no_grad(),
             "block:enable_grad": lambda: torch().enable_grad(),
+            # torch.inference_mode(): no autograd recording, and the tensors made inside are
+            # inference tensors (no version counter, no in-place update or grad outside it)
+            "block:inference_mode": lambda: torch().inference_mode(),
             "fn:add": lambda x, y, out=None: torch().add(x, y, out=out),
             "fn:mul": lambda x, y, out=None: torch().mul(x, y, out=out),
             "fn:exp": lambda x, out=None: torch().exp(x, out=out),

@@ -93,7 +93,7 @@ class Step:
     targets: tuple[Target, ...] = ()  # assign: one target, or several for ``a, b = ...``
     value: Expr | None = None
     aug_op: str | None = None  # augassign: "iadd", ... (the table entry "op:iadd", ...)
-    block: str | None = None  # block: "no_grad" / "enable_grad"
+    block: str | None = None  # block: "no_grad" / "enable_grad" / "inference_mode"
     body: tuple[Step, ...] = ()
 
     def flat(self) -> list[Step]:

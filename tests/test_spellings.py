@@ -74,7 +74,8 @@ def kind_of_entry(key: str, op: Any) -> str:
 # the same name with the case's arguments unchanged (checked by reading them: the audit's
 # "as written" rows need no line of their own)
 PLAIN = {
-    "torch": {"block:enable_grad", "block:no_grad", "fn:Dropout", "fn:ELU", "fn:Hardtanh", "fn:LeakyReLU",
+    "torch": {"block:enable_grad", "block:no_grad", "block:inference_mode", "fn:Dropout", "fn:ELU", "fn:Hardtanh",
+              "fn:LeakyReLU",
               "fn:ReLU", "fn:abs", "fn:abs_", "fn:add", "fn:cat", "fn:clamp", "fn:dropout", "fn:elu", "fn:elu_",
               "fn:exp", "fn:from_dlpack", "fn:from_numpy", "fn:hardtanh", "fn:hardtanh_", "fn:leaky_relu",
               "fn:leaky_relu_", "fn:mul", "fn:relu", "fn:relu_", "fn:sigmoid", "fn:sqrt", "fn:stack",

@@ -41,7 +41,7 @@ BINARY = {
 INPLACE = {k: "i" + v.rstrip("_") for k, v in BINARY.items()}
 UNARY = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "invert"}
 COMPARE = {ast.Gt: "gt", ast.Lt: "lt", ast.GtE: "ge", ast.LtE: "le", ast.Eq: "eq", ast.NotEq: "ne"}
-BLOCKS = ("no_grad", "enable_grad")
+BLOCKS = ("no_grad", "enable_grad", "inference_mode")
 
 _REFUSED = {
     ast.Lambda: "lambda", ast.IfExp: "a conditional expression", ast.BoolOp: "'and' / 'or'",
