@@ -13,8 +13,8 @@ from typing import Any, Mapping
 
 from conformance import declared
 from conformance.model import Case
-from conformance.outcomes import NOT_APPLICABLE
-from conformance.report import analysis
+from conformance.outcomes import NOT_APPLICABLE, SKIPPED
+from conformance.report import analysis, changelog
 from conformance.report.analysis import OUTCOME_WORDS, RAN, Report, Row, operation_label
 from conformance.report.changelog import Changelog
 from conformance.resultsmodel import NOT_INSTALLED, CaseInfo, Record, ResultsDocument
@@ -103,7 +103,8 @@ def build(results: ResultsDocument, log: Changelog | None = None, source_url: st
     sections.append(("Search", "search.html"))
     pages = [_home(report, groups, log, ops)]
     pages += _op_pages(report, ops, rows)
-    pages += _case_pages(report, results, records, rows, groups, source_url, the_stamp, ops, cases or {})
+    pages += _case_pages(report, results, records, rows, groups, source_url, the_stamp, ops, cases or {},
+                         release_history(log))
     pages += _family_pages(report)
     pages += _claim_pages(report)
     pages += _framework_pages(report, rows, groups)
@@ -258,7 +259,8 @@ def _production_evidence(row: Row, fw: str, key: str) -> dict[str, Any]:
 
 def _case_pages(report: Report, results: ResultsDocument, records: dict[str, dict[str, Record]],
                 rows: dict[str, Row], groups: dict[str, list[list[str]]], source_url: str | None,
-                the_stamp: Stamp, ops: dict[str, OpGroup], cases: Mapping[str, Case]) -> list[Page]:
+                the_stamp: Stamp, ops: dict[str, OpGroup], cases: Mapping[str, Case],
+                history: Mapping[str, list[dict[str, Any]]]) -> list[Page]:
     pages = []
     order = report.frameworks + report.modes
     claims = results.claims
@@ -295,10 +297,61 @@ def _case_pages(report: Report, results: ResultsDocument, records: dict[str, dic
             "ops": [(name, ", ".join(label for k, label in zip(ops[name].keys, ops[name].labels)
                                      if k in info.operations)) for name in op_links],
             "repro": _repro(cases.get(row.case_id), info, by_fw),
+            "releases": history.get(row.case_id, []),
         }, "Cases"))
     families = [{"name": f, "path": urls.family(f), "score": s} for f, s in report.families.items()]
     pages.insert(0, Page("cases/index.html", "cases.html", "Cases", {"families": families}, "Cases"))
     return pages
+
+
+def release_history(log: Changelog | None) -> dict[str, list[dict[str, Any]]]:
+    """Per case, per framework (or compiled mode) that has release results of it: its
+    outcome on each release, consecutive releases with the same outcome and no change
+    between them joined (``segments``), and each change between two releases with its group
+    (:func:`conformance.report.changelog.classify`), "since NEW" (or "until OLD" for an API
+    removed) and the anchor of its entry on the changelog page. An item skipped or absent on
+    every release (an interop item, whose second framework a release's environment lacks)
+    has none."""
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    if log is None:
+        return out
+    for fw, cols in log.frameworks.items():
+        per_col = [{(r.case, r.framework): r for r in col.document.results
+                    if r.case is not None and r.framework is not None and changelog.of(r, fw)} for col in cols]
+        steps = log.steps[fw]
+        per_step = [{(c.case, c.framework): c for c in step.changes} for step in steps]
+        for case_id, name in sorted(set().union(*per_col)):
+            recs = [m.get((case_id, name)) for m in per_col]
+            if all(r is None or r.outcome == SKIPPED for r in recs):
+                continue
+            segments: list[dict[str, str]] = []
+            for i, (col, r) in enumerate(zip(cols, recs)):
+                outcome = "error" if col.error else ("skipped" if r is None else r.outcome)
+                words = "did not run" if col.error else ("not in its results" if r is None else
+                                                         OUTCOME_WORDS.get(r.outcome, r.outcome))
+                if segments and segments[-1]["words"] == words and (case_id, name) not in per_step[i - 1]:
+                    segments[-1]["last"] = col.version
+                else:
+                    segments.append({"first": col.version, "last": col.version, "words": words, "outcome": outcome,
+                                     "behaviour": analysis.describe(r.behaviour)[1] if r and r.outcome in RAN else ""})
+            changes = []
+            for step, by_item in zip(steps, per_step):
+                c = by_item.get((case_id, name))
+                if c is None:
+                    continue
+                group = changelog.classify(c)
+                details = "; ".join(c.details) or "the outcome"
+                changes.append({
+                    "edge": f"until {step.old.version}" if group == changelog.REMOVED else f"since {step.new.version}",
+                    "group": group, "old": step.old.version, "new": step.new.version,
+                    "outcomes": f"{OUTCOME_WORDS.get(c.old_outcome, c.old_outcome)} → "
+                                f"{OUTCOME_WORDS.get(c.new_outcome, c.new_outcome)}",
+                    "details": details if len(details) <= 240 else details[:237] + "...",
+                    "path": urls.changelog(fw) + "#" + urls.change(fw, step.old.version, step.new.version, case_id,
+                                                                   name)})
+            out[case_id].append({"framework": name, "anchor": urls.anchor(name), "segments": segments,
+                                 "changes": changes})
+    return out
 
 
 def _repro(case: Case | None, info: CaseInfo, by_fw: Mapping[str, Record]) -> list[repro.Snippet]:
@@ -410,12 +463,14 @@ def _compiled(report: Report) -> Page:
 
 def _changelog_pages(log: Changelog, known_cases: set[str]) -> list[Page]:
     changed = {fw: sum(len(s.changes) for s in steps) for fw, steps in log.steps.items()}
+    totals = {fw: changelog.group_totals(steps) for fw, steps in log.steps.items()}
     pages = [Page("changelog/index.html", "changelog_index.html", "Behaviour changelog",
-                  {"log": log, "changed": changed}, "Changelog")]
+                  {"log": log, "changed": changed, "totals": totals, "groups": changelog.GROUPS,
+                   "group_words": changelog.GROUP_WORDS}, "Changelog")]
     for fw, cols in log.frameworks.items():
         pages.append(Page(urls.changelog(fw), "changelog.html", f"{fw}: behaviour changes between releases",
                           {"log": log, "framework": fw, "columns": cols, "steps": log.steps[fw],
-                           "known_cases": known_cases}, "Changelog"))
+                           "known_cases": known_cases, "group_words": changelog.GROUP_WORDS}, "Changelog"))
     return pages
 
 
