@@ -198,6 +198,15 @@ def test_a_case_page_shows_the_outcome_per_release_and_since_when_linked_to_the_
     assert 'id="releases"' not in other and "Across releases" not in other
 
 
+def test_an_operation_page_lists_the_release_changes_of_its_cases(built: Path) -> None:
+    page = text_of(built / "ops/reshape.html")
+    assert "Across releases" in page
+    assert "numpy since 2.4.6: behaviour changed in 1 case: views.reshape.agree" in page
+    assert '<a href="../changelog/numpy.html#numpy-1.26.4-2.4.6-views.reshape.agree">' in (
+        built / "ops/reshape.html").read_text()
+    assert "Across releases" not in (built / "ops/expand.html").read_text()  # its case is in no release file
+
+
 def test_the_release_history_of_a_case_groups_its_changes(tmp_path: Path) -> None:
     from test_releases import _groups_log
 

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 from conformance import declared
 from conformance.model import Case
 from conformance.outcomes import NOT_APPLICABLE, SKIPPED
+from conformance.releases import release_key
 from conformance.report import analysis, changelog
 from conformance.report.analysis import OUTCOME_WORDS, RAN, Report, Row, operation_label
 from conformance.report.changelog import Changelog
@@ -102,9 +103,9 @@ def build(results: ResultsDocument, log: Changelog | None = None, source_url: st
         sections.append(("Changelog", "changelog/index.html"))
     sections.append(("Search", "search.html"))
     pages = [_home(report, groups, log, ops)]
-    pages += _op_pages(report, ops, rows)
-    pages += _case_pages(report, results, records, rows, groups, source_url, the_stamp, ops, cases or {},
-                         release_history(log))
+    history = release_history(log)
+    pages += _op_pages(report, ops, rows, history)
+    pages += _case_pages(report, results, records, rows, groups, source_url, the_stamp, ops, cases or {}, history)
     pages += _family_pages(report)
     pages += _claim_pages(report)
     pages += _framework_pages(report, rows, groups)
@@ -182,7 +183,8 @@ def declared_contracts(contracts: declared.Contracts) -> dict[str, list[dict[str
     return dict(by_key)
 
 
-def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row]) -> list[Page]:
+def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row],
+              history: Mapping[str, list[dict[str, Any]]]) -> list[Page]:
     pages = []
     declarations = declared_contracts(declared.packaged())
     index_rows: list[dict[str, Any]] = []
@@ -216,14 +218,32 @@ def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row]) -> 
         grid = [{"framework": fw, "cells": [{"kinds": _op_cell(group.rows.get(k), fw),
                                              "anchor": urls.anchor(f"{k}-{fw}")} for k in group.keys]}
                 for fw in report.frameworks]
+        case_ids = sorted({c for ids in group.cases.values() for c in ids})
         pages.append(Page(urls.op(name), "op.html", f"{name}: view, copy or same object?",
-                          {"group": group, "variants": variants, "grid": grid}, "Operations"))
+                          {"group": group, "variants": variants, "grid": grid,
+                           "releases": _op_release_changes(case_ids, history)}, "Operations"))
     letters: dict[str, str] = {}  # first letter -> the first operation's anchor
     for name in ops:
         letters.setdefault(name[:1].upper(), urls.anchor(name))
     pages.insert(0, Page("ops/index.html", "ops.html", "Operations", {"rows": index_rows, "letters": letters},
                          "Operations"))
     return pages
+
+
+def _op_release_changes(case_ids: list[str], history: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The release changes of the cases that use an operation, one entry per framework, step
+    and group (``paddle since 3.2.2: API appeared``) with its cases, each linked to its
+    changelog entry; frameworks in the changelog's order, then the releases' order."""
+    entries: dict[tuple[str, str, str, str], list[tuple[str, str]]] = {}
+    order: dict[str, int] = {}
+    for case_id in case_ids:
+        for h in history.get(case_id, []):
+            order.setdefault(h["framework"], len(order))
+            for c in h["changes"]:
+                entries.setdefault((h["framework"], c["old"], c["new"], c["group"]), []).append((case_id, c["path"]))
+    keys = sorted(entries, key=lambda k: (order[k[0]], k[0], release_key(k[2]), changelog.GROUPS.index(k[3])))
+    return [{"framework": fw, "edge": f"until {old}" if group == changelog.REMOVED else f"since {new}",
+             "group": group, "cases": entries[(fw, old, new, group)]} for fw, old, new, group in keys]
 
 
 def _summary_kinds(cells: list[list[tuple[str, int]]]) -> list[tuple[str, int]]:
