@@ -332,3 +332,45 @@ def test_changelog_check_fails_on_a_stale_page(tmp_path: Path, capsys: pytest.Ca
     (out / "changelog.md").write_text("stale\n")
     assert main(["changelog", *files, "--out", str(out), "--check"]) == 1
     assert "changelog.md is not what these results render" in capsys.readouterr().err
+
+
+def _groups_log() -> changelog.Changelog:
+    """Two numpy releases where t.a's aliasing changes, t.b's API appears, t.c's goes and t.d
+    stops being skipped; t.e is skipped on both (an interop item)."""
+    cases = {c: case_info(c) for c in ("t.a", "t.b", "t.c", "t.d", "t.e")}
+
+    def release_doc(version: str, records: list[dict[str, Any]]) -> dict[str, Any]:
+        doc = document(cases, records)
+        doc["environment"]["frameworks"]["numpy"]["version"] = version
+        doc["run"].update(corpus="aaaa", release={"framework": "numpy", "package": "numpy", "version": version,
+                                                  "installed": version})
+        return doc
+
+    old = release_doc("1.26.4", [record("t.a", "numpy", pairs={("y", "x"): "view"}),
+                                 record("t.b", "numpy", "not_applicable", reason="np.unstack arrives in 2.1"),
+                                 record("t.c", "numpy", pairs={("y", "x"): "copy"}),
+                                 record("t.d", "numpy", "skipped"), record("t.e", "numpy", "skipped")])
+    new = release_doc("2.0.2", [record("t.a", "numpy", pairs={("y", "x"): "copy"}),
+                                record("t.b", "numpy", pairs={("y", "x"): "view"}),
+                                record("t.c", "numpy", "not_applicable", reason="removed in 2.0"),
+                                record("t.d", "numpy"), record("t.e", "numpy", "skipped")])
+    return changelog.build(typed_all([("old.json", old), ("new.json", new)]))
+
+
+def test_the_changelog_groups_behaviour_changes_apart_from_apis_that_appeared_or_went() -> None:
+    log = _groups_log()
+    (step,) = log.steps["numpy"]
+    assert {g: [c.case for c in cs] for g, cs in step.groups().items()} == {
+        changelog.BEHAVIOUR: ["t.a"], changelog.APPEARED: ["t.b"], changelog.REMOVED: ["t.c"],
+        changelog.OTHER: ["t.d"]}
+    assert changelog.counts_words(step) == "1 behaviour changed, 1 API appeared, 1 API removed, 1 other outcome change"
+    md = changelog.render_markdown(log)
+    assert "| numpy | 1.26.4, 2.0.2 | 1 of 1 | 4 | 1 | 1 | 1 | 1 |" in md
+    sections = [line for line in md.splitlines() if line.startswith("#### ")]
+    assert sections == ["#### behaviour changed (1)", "#### API appeared (1)", "#### API removed (1)",
+                        "#### other outcome change (1)"]
+    appeared = md[md.index("#### API appeared"):md.index("#### API removed")]
+    assert "`t.b`" in appeared and "not_applicable → pass" in appeared and "`t.a`" not in appeared
+    html = changelog.render_html(log)
+    assert '<h4 id="numpy-1-26-4-2-0-2-api-appeared">API appeared (1)</h4>' in html
+    assert "<td>1</td><td>1</td><td>1</td><td>1</td></tr>" in html  # the summary's counts per group

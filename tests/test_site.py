@@ -50,7 +50,9 @@ def site_sample() -> dict[str, Any]:
 def release(version: str, outcome_of_agree: str) -> dict[str, Any]:
     """A results file of one numpy release (conformance matrix)."""
     doc = sample()
-    doc["results"] = [r for r in doc["results"] if r["framework"] == "numpy"]
+    # views.expand.paddle_copies is in no release file: its page shows no release history
+    doc["results"] = [r for r in doc["results"]
+                      if r["framework"] == "numpy" and r["case"] != "views.expand.paddle_copies"]
     for r in doc["results"]:
         if r["case"] == "views.reshape.agree" and outcome_of_agree == "copy":
             r.update(record("views.reshape.agree", "numpy", pairs={("y", "x"): "copy"}))
@@ -179,6 +181,54 @@ def test_every_page_says_the_date_the_commit_and_the_versions(built: Path) -> No
 def test_the_changelog_pages_show_each_step_between_releases(built: Path) -> None:
     page = text_of(built / "changelog/numpy.html")
     assert "1.26.4 → 2.4.6" in page and "views.reshape.agree" in page and "y↔x: copy" in page
+
+
+def test_a_case_page_shows_the_outcome_per_release_and_since_when_linked_to_the_changelog(built: Path) -> None:
+    html = (built / "cases/views.reshape.agree.html").read_text()
+    page = text_of(built / "cases/views.reshape.agree.html")
+    assert "Across releases" in page and "numpy 1.26.4: pass · 2.4.6: pass" in page
+    assert "since 2.4.6: behaviour changed (1.26.4 → 2.4.6: pass → pass); y↔x: copy → view" in page
+    href = "../changelog/numpy.html#numpy-1.26.4-2.4.6-views.reshape.agree"
+    assert f'<a href="{href}">since 2.4.6</a>' in html
+    assert '<li id="numpy-1.26.4-2.4.6-views.reshape.agree">' in (built / "changelog/numpy.html").read_text()
+    # the same outcome on both releases, joined; a case in no release file: nothing
+    assert "numpy 1.26.4–2.4.6: not applicable the same on every release" in text_of(
+        built / "cases/copies.clone.broken.html")
+    other = (built / "cases/views.expand.paddle_copies.html").read_text()
+    assert 'id="releases"' not in other and "Across releases" not in other
+
+
+def test_an_operation_page_lists_the_release_changes_of_its_cases(built: Path) -> None:
+    page = text_of(built / "ops/reshape.html")
+    assert "Across releases" in page
+    assert "numpy since 2.4.6: behaviour changed in 1 case: views.reshape.agree" in page
+    assert '<a href="../changelog/numpy.html#numpy-1.26.4-2.4.6-views.reshape.agree">' in (
+        built / "ops/reshape.html").read_text()
+    assert "Across releases" not in (built / "ops/expand.html").read_text()  # its case is in no release file
+
+
+def test_the_release_history_of_a_case_groups_its_changes(tmp_path: Path) -> None:
+    from test_releases import _groups_log
+
+    history = pages.release_history(_groups_log())
+    assert set(history) == {"t.a", "t.b", "t.c", "t.d"}  # t.e: skipped on every release
+    (b,) = history["t.b"]
+    assert [(s["first"], s["last"], s["words"]) for s in b["segments"]] == [
+        ("1.26.4", "1.26.4", "not applicable"), ("2.0.2", "2.0.2", "pass")]
+    (change,) = b["changes"]
+    assert (change["edge"], change["group"]) == ("since 2.0.2", "API appeared")
+    assert change["path"] == "changelog/numpy.html#numpy-1.26.4-2.0.2-t.b"
+    assert [(c["edge"], c["group"]) for c in history["t.c"][0]["changes"]] == [("until 1.26.4", "API removed")]
+    assert [c["group"] for c in history["t.a"][0]["changes"]] == ["behaviour changed"]
+    assert pages.release_history(None) == {}
+
+
+def test_the_changelog_pages_count_each_group(built: Path) -> None:
+    page = text_of(built / "changelog/numpy.html")
+    assert "1.26.4 → 2.4.6 (1 behaviour changed)" in page and "behaviour changed (1)" in page
+    index = text_of(built / "changelog/index.html")
+    assert "behaviour changed API appeared API removed other outcome change" in index
+    assert "numpy 1.26.4, 2.4.6 1 of 1 1 1 0 0 0" in index
 
 
 def test_the_search_index_names_cases_operations_claims_families_and_frameworks(built: Path) -> None:

@@ -17,11 +17,44 @@ from html import escape
 
 from conformance import registry
 from conformance.escaping import for_markdown, markdown_code
+from conformance.outcomes import NOT_APPLICABLE, UNCHECKED
 from conformance.releases import release_key
+from conformance.report.analysis import RAN
 from conformance.report.diff import Change, compare
 from conformance.resultsmodel import NOT_INSTALLED, Record, ResultsDocument
 
 NAMES = ("changelog.md", "changelog.html")
+
+# What a change between two consecutive releases is (:func:`classify`), in the order the
+# changelog shows the groups
+BEHAVIOUR = "behaviour changed"  # the item ran on both releases; its outcome or observations differ
+APPEARED = "API appeared"  # not applicable on the older release, ran on the newer
+REMOVED = "API removed"  # ran on the older release, not applicable on the newer
+OTHER = "other outcome change"  # anything else: skipped, error on either side
+GROUPS = (BEHAVIOUR, APPEARED, REMOVED, OTHER)
+GROUP_WORDS = {
+    BEHAVIOUR: "the item ran on both releases and what it does changed (its outcome or observations)",
+    APPEARED: "not applicable on the older release, ran on the newer: mostly an API the release adds (the "
+              "older release's reason says why it did not apply: a missing API, or a crash or behaviour the "
+              "case marks not applicable)",
+    REMOVED: "ran on the older release, not applicable on the newer",
+    OTHER: "any other change of outcome: skipped or an error on one side",
+}
+_RAN = (*RAN, UNCHECKED)
+
+
+def classify(change: Change) -> str:
+    """Which group a change between two releases is in: :data:`BEHAVIOUR` when the item ran
+    on both (an outcome of :data:`conformance.report.analysis.RAN`, or nothing compared),
+    :data:`APPEARED` for not applicable → ran, :data:`REMOVED` for the reverse, else :data:`OTHER`."""
+    old_ran, new_ran = change.old_outcome in _RAN, change.new_outcome in _RAN
+    if old_ran and new_ran:
+        return BEHAVIOUR
+    if change.old_outcome == NOT_APPLICABLE and new_ran:
+        return APPEARED
+    if old_ran and change.new_outcome == NOT_APPLICABLE:
+        return REMOVED
+    return OTHER
 
 
 class ChangelogError(Exception):
@@ -38,12 +71,12 @@ class ReleaseColumn:
 
     @property
     def items(self) -> int:
-        return sum(1 for r in self.document.results if _of(r, self.framework))
+        return sum(1 for r in self.document.results if of(r, self.framework))
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for r in self.document.results:
-            if _of(r, self.framework):
+            if of(r, self.framework):
                 out[r.outcome] = out.get(r.outcome, 0) + 1
         return dict(sorted(out.items()))
 
@@ -57,6 +90,16 @@ class Step:
     removed: list[str] = field(default_factory=list)
     not_compared: str | None = None  # one of the two did not run
 
+    def groups(self) -> dict[str, list[Change]]:
+        """The changes by :func:`classify`, the groups that have any, in :data:`GROUPS` order."""
+        out: dict[str, list[Change]] = {g: [] for g in GROUPS}
+        for c in self.changes:
+            out[classify(c)].append(c)
+        return {g: cs for g, cs in out.items() if cs}
+
+    def counts(self) -> dict[str, int]:
+        return {g: len(cs) for g, cs in self.groups().items()}
+
 
 @dataclass
 class Changelog:
@@ -66,7 +109,7 @@ class Changelog:
     titles: dict[str, str]  # case id -> title
 
 
-def _of(record: Record, framework: str) -> bool:
+def of(record: Record, framework: str) -> bool:
     """Whether a record is of the framework or of one of its compiled modes."""
     name = record.framework or ""
     return name == framework or (name in registry.framework_names() and registry.compiles(name) is not None
@@ -114,7 +157,7 @@ def build(documents: list[tuple[str, ResultsDocument]]) -> Changelog:
 
 
 def _only(document: ResultsDocument, framework: str) -> ResultsDocument:
-    return dataclasses.replace(document, results=tuple(r for r in document.results if _of(r, framework)))
+    return dataclasses.replace(document, results=tuple(r for r in document.results if of(r, framework)))
 
 
 def _step(old: ReleaseColumn, new: ReleaseColumn) -> Step:
@@ -139,12 +182,15 @@ def render_markdown(log: Changelog) -> str:
              "aliasing, identity, error, warning kind, values, gradients), the older release's observation first. "
              "Made by `conformance changelog` from the results of `conformance matrix` (docs/releases.md); corpus "
              f"revision {_md(', '.join(log.corpus) or 'unknown')}.", ""]
-    lines += ["| framework | releases | steps with changes | changed items |", "|---|---|---|---|"]
+    lines += ["Each step's changes are in groups: " + "; ".join(f"**{g}**: {GROUP_WORDS[g]}" for g in GROUPS) + ".",
+              "", "| framework | releases | steps with changes | changed items | " + " | ".join(GROUPS) + " |",
+              "|---|---|---|---|" + "---|" * len(GROUPS)]
     for fw, cols in log.frameworks.items():
         steps = log.steps[fw]
         changed = sum(1 for s in steps if s.changes)
+        totals = group_totals(steps)
         lines.append(f"| {_md(fw)} | {_md(', '.join(c.version for c in cols))} | {changed} of {len(steps)} | "
-                     f"{sum(len(s.changes) for s in steps)} |")
+                     f"{sum(len(s.changes) for s in steps)} | " + " | ".join(str(totals[g]) for g in GROUPS) + " |")
     lines.append("")
     for fw, cols in log.frameworks.items():
         lines += [f"## {_md(fw)}", "", "| release | items | outcomes |", "|---|---|---|"]
@@ -161,19 +207,36 @@ def render_markdown(log: Changelog) -> str:
             if not step.changes:
                 lines.append("None of the corpus's behaviours changed.")
             else:
-                lines += [f"{len(step.changes)} item(s) changed.", "",
-                          f"| case | change | {_md(step.old.version)} | {_md(step.new.version)} | what differs |",
-                          "|---|---|---|---|---|"]
-                for c in step.changes:
-                    lines.append(f"| {markdown_code(c.case + _mode(c.framework, fw))} {_md(log.titles.get(c.case, ''))}"
-                                 f" | {c.kind}: {_md(c.old_outcome)} → {_md(c.new_outcome)} | {_md(c.old_behaviour)} | "
-                                 f"{_md(c.new_behaviour)} | {_md('; '.join(c.details)) or 'the outcome'} |")
+                lines.append(f"{len(step.changes)} item(s) changed: {counts_words(step)}.")
+                for group, changes in step.groups().items():
+                    lines += ["", f"#### {group} ({len(changes)})", "",
+                              f"| case | change | {_md(step.old.version)} | {_md(step.new.version)} | what differs |",
+                              "|---|---|---|---|---|"]
+                    for c in changes:
+                        lines.append(f"| {markdown_code(c.case + _mode(c.framework, fw))} "
+                                     f"{_md(log.titles.get(c.case, ''))} | {_md(c.old_outcome)} → "
+                                     f"{_md(c.new_outcome)} | {_md(c.old_behaviour)} | {_md(c.new_behaviour)} | "
+                                     f"{_md('; '.join(c.details)) or 'the outcome'} |")
             for title, items in (("Items run only on the newer release", step.added),
                                  ("Items run only on the older release", step.removed)):
                 if items:
                     lines += ["", f"{title}: " + ", ".join(markdown_code(i, in_table=False) for i in items)]
             lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def group_totals(steps: list[Step]) -> dict[str, int]:
+    """The number of changes of each group over the steps (every group, zero included)."""
+    totals = dict.fromkeys(GROUPS, 0)
+    for step in steps:
+        for group, n in step.counts().items():
+            totals[group] += n
+    return totals
+
+
+def counts_words(step: Step) -> str:
+    """``5 behaviour changed, 9 API appeared``: the step's groups with their counts."""
+    return ", ".join(f"{n} {group}" for group, n in step.counts().items())
 
 
 def _mode(name: str, framework: str) -> str:
@@ -206,13 +269,18 @@ def render_html(log: Changelog) -> str:
            "<p>Per framework and per step between consecutive releases: every case whose behaviour changed, the "
            "older release's observation first. Corpus revision "
            f"{escape(', '.join(log.corpus) or 'unknown')}.</p>",
-           "<table><tr><th>framework</th><th>releases</th><th>steps with changes</th><th>changed items</th></tr>"]
+           "<p>Each step's changes are in groups: " + "; ".join(f"<b>{escape(g)}</b>: {escape(GROUP_WORDS[g])}"
+                                                                for g in GROUPS) + ".</p>",
+           "<table><tr><th>framework</th><th>releases</th><th>steps with changes</th><th>changed items</th>"
+           + "".join(f"<th>{escape(g)}</th>" for g in GROUPS) + "</tr>"]
     for fw, cols in log.frameworks.items():
         steps = log.steps[fw]
+        totals = group_totals(steps)
         out.append(f'<tr><td><a href="#{_anchor(fw)}">{escape(fw)}</a></td>'
                    f"<td>{escape(', '.join(c.version for c in cols))}</td>"
                    f"<td>{sum(1 for s in steps if s.changes)} of {len(steps)}</td>"
-                   f"<td>{sum(len(s.changes) for s in steps)}</td></tr>")
+                   f"<td>{sum(len(s.changes) for s in steps)}</td>"
+                   + "".join(f"<td>{totals[g]}</td>" for g in GROUPS) + "</tr>")
     out.append("</table>")
     for fw, cols in log.frameworks.items():
         out.append(f'<h2 id="{_anchor(fw)}">{escape(fw)}</h2>')
@@ -232,16 +300,19 @@ def render_html(log: Changelog) -> str:
             if not step.changes:
                 out.append('<p class="none">None of the corpus\'s behaviours changed.</p>')
             else:
-                out.append(f"<p>{len(step.changes)} item(s) changed.</p><table><tr><th>case</th><th>change</th>"
-                           f"<th>{escape(step.old.version)}</th><th>{escape(step.new.version)}</th>"
-                           "<th>what differs</th></tr>")
-                for c in step.changes:
-                    out.append(f"<tr><td><code>{escape(c.case + _mode(c.framework, fw))}</code>"
-                               f'<div class="title">{escape(log.titles.get(c.case, ""))}</div></td>'
-                               f"<td>{escape(c.kind)}: {escape(c.old_outcome)} → {escape(c.new_outcome)}</td>"
-                               f"<td>{escape(c.old_behaviour)}</td><td>{escape(c.new_behaviour)}</td>"
-                               f"<td>{escape('; '.join(c.details)) or 'the outcome'}</td></tr>")
-                out.append("</table>")
+                out.append(f"<p>{len(step.changes)} item(s) changed: {escape(counts_words(step))}.</p>")
+                for group, changes in step.groups().items():
+                    out.append(f'<h4 id="{anchor}-{_anchor(group)}">{escape(group)} ({len(changes)})</h4>'
+                               "<table><tr><th>case</th><th>change</th>"
+                               f"<th>{escape(step.old.version)}</th><th>{escape(step.new.version)}</th>"
+                               "<th>what differs</th></tr>")
+                    for c in changes:
+                        out.append(f"<tr><td><code>{escape(c.case + _mode(c.framework, fw))}</code>"
+                                   f'<div class="title">{escape(log.titles.get(c.case, ""))}</div></td>'
+                                   f"<td>{escape(c.old_outcome)} → {escape(c.new_outcome)}</td>"
+                                   f"<td>{escape(c.old_behaviour)}</td><td>{escape(c.new_behaviour)}</td>"
+                                   f"<td>{escape('; '.join(c.details)) or 'the outcome'}</td></tr>")
+                    out.append("</table>")
             for title, items in (("Items run only on the newer release", step.added),
                                  ("Items run only on the older release", step.removed)):
                 if items:

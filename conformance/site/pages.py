@@ -13,8 +13,9 @@ from typing import Any, Mapping
 
 from conformance import declared
 from conformance.model import Case
-from conformance.outcomes import NOT_APPLICABLE
-from conformance.report import analysis
+from conformance.outcomes import NOT_APPLICABLE, SKIPPED
+from conformance.releases import release_key
+from conformance.report import analysis, changelog
 from conformance.report.analysis import OUTCOME_WORDS, RAN, Report, Row, operation_label
 from conformance.report.changelog import Changelog
 from conformance.resultsmodel import NOT_INSTALLED, CaseInfo, Record, ResultsDocument
@@ -102,8 +103,9 @@ def build(results: ResultsDocument, log: Changelog | None = None, source_url: st
         sections.append(("Changelog", "changelog/index.html"))
     sections.append(("Search", "search.html"))
     pages = [_home(report, groups, log, ops)]
-    pages += _op_pages(report, ops, rows)
-    pages += _case_pages(report, results, records, rows, groups, source_url, the_stamp, ops, cases or {})
+    history = release_history(log)
+    pages += _op_pages(report, ops, rows, history)
+    pages += _case_pages(report, results, records, rows, groups, source_url, the_stamp, ops, cases or {}, history)
     pages += _family_pages(report)
     pages += _claim_pages(report)
     pages += _framework_pages(report, rows, groups)
@@ -181,7 +183,8 @@ def declared_contracts(contracts: declared.Contracts) -> dict[str, list[dict[str
     return dict(by_key)
 
 
-def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row]) -> list[Page]:
+def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row],
+              history: Mapping[str, list[dict[str, Any]]]) -> list[Page]:
     pages = []
     declarations = declared_contracts(declared.packaged())
     index_rows: list[dict[str, Any]] = []
@@ -215,14 +218,32 @@ def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row]) -> 
         grid = [{"framework": fw, "cells": [{"kinds": _op_cell(group.rows.get(k), fw),
                                              "anchor": urls.anchor(f"{k}-{fw}")} for k in group.keys]}
                 for fw in report.frameworks]
+        case_ids = sorted({c for ids in group.cases.values() for c in ids})
         pages.append(Page(urls.op(name), "op.html", f"{name}: view, copy or same object?",
-                          {"group": group, "variants": variants, "grid": grid}, "Operations"))
+                          {"group": group, "variants": variants, "grid": grid,
+                           "releases": _op_release_changes(case_ids, history)}, "Operations"))
     letters: dict[str, str] = {}  # first letter -> the first operation's anchor
     for name in ops:
         letters.setdefault(name[:1].upper(), urls.anchor(name))
     pages.insert(0, Page("ops/index.html", "ops.html", "Operations", {"rows": index_rows, "letters": letters},
                          "Operations"))
     return pages
+
+
+def _op_release_changes(case_ids: list[str], history: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The release changes of the cases that use an operation, one entry per framework, step
+    and group (``paddle since 3.2.2: API appeared``) with its cases, each linked to its
+    changelog entry; frameworks in the changelog's order, then the releases' order."""
+    entries: dict[tuple[str, str, str, str], list[tuple[str, str]]] = {}
+    order: dict[str, int] = {}
+    for case_id in case_ids:
+        for h in history.get(case_id, []):
+            order.setdefault(h["framework"], len(order))
+            for c in h["changes"]:
+                entries.setdefault((h["framework"], c["old"], c["new"], c["group"]), []).append((case_id, c["path"]))
+    keys = sorted(entries, key=lambda k: (order[k[0]], k[0], release_key(k[2]), changelog.GROUPS.index(k[3])))
+    return [{"framework": fw, "edge": f"until {old}" if group == changelog.REMOVED else f"since {new}",
+             "group": group, "cases": entries[(fw, old, new, group)]} for fw, old, new, group in keys]
 
 
 def _summary_kinds(cells: list[list[tuple[str, int]]]) -> list[tuple[str, int]]:
@@ -258,7 +279,8 @@ def _production_evidence(row: Row, fw: str, key: str) -> dict[str, Any]:
 
 def _case_pages(report: Report, results: ResultsDocument, records: dict[str, dict[str, Record]],
                 rows: dict[str, Row], groups: dict[str, list[list[str]]], source_url: str | None,
-                the_stamp: Stamp, ops: dict[str, OpGroup], cases: Mapping[str, Case]) -> list[Page]:
+                the_stamp: Stamp, ops: dict[str, OpGroup], cases: Mapping[str, Case],
+                history: Mapping[str, list[dict[str, Any]]]) -> list[Page]:
     pages = []
     order = report.frameworks + report.modes
     claims = results.claims
@@ -295,10 +317,61 @@ def _case_pages(report: Report, results: ResultsDocument, records: dict[str, dic
             "ops": [(name, ", ".join(label for k, label in zip(ops[name].keys, ops[name].labels)
                                      if k in info.operations)) for name in op_links],
             "repro": _repro(cases.get(row.case_id), info, by_fw),
+            "releases": history.get(row.case_id, []),
         }, "Cases"))
     families = [{"name": f, "path": urls.family(f), "score": s} for f, s in report.families.items()]
     pages.insert(0, Page("cases/index.html", "cases.html", "Cases", {"families": families}, "Cases"))
     return pages
+
+
+def release_history(log: Changelog | None) -> dict[str, list[dict[str, Any]]]:
+    """Per case, per framework (or compiled mode) that has release results of it: its
+    outcome on each release, consecutive releases with the same outcome and no change
+    between them joined (``segments``), and each change between two releases with its group
+    (:func:`conformance.report.changelog.classify`), "since NEW" (or "until OLD" for an API
+    removed) and the anchor of its entry on the changelog page. An item skipped or absent on
+    every release (an interop item, whose second framework a release's environment lacks)
+    has none."""
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    if log is None:
+        return out
+    for fw, cols in log.frameworks.items():
+        per_col = [{(r.case, r.framework): r for r in col.document.results
+                    if r.case is not None and r.framework is not None and changelog.of(r, fw)} for col in cols]
+        steps = log.steps[fw]
+        per_step = [{(c.case, c.framework): c for c in step.changes} for step in steps]
+        for case_id, name in sorted(set().union(*per_col)):
+            recs = [m.get((case_id, name)) for m in per_col]
+            if all(r is None or r.outcome == SKIPPED for r in recs):
+                continue
+            segments: list[dict[str, str]] = []
+            for i, (col, r) in enumerate(zip(cols, recs)):
+                outcome = "error" if col.error else ("skipped" if r is None else r.outcome)
+                words = "did not run" if col.error else ("not in its results" if r is None else
+                                                         OUTCOME_WORDS.get(r.outcome, r.outcome))
+                if segments and segments[-1]["words"] == words and (case_id, name) not in per_step[i - 1]:
+                    segments[-1]["last"] = col.version
+                else:
+                    segments.append({"first": col.version, "last": col.version, "words": words, "outcome": outcome,
+                                     "behaviour": analysis.describe(r.behaviour)[1] if r and r.outcome in RAN else ""})
+            changes = []
+            for step, by_item in zip(steps, per_step):
+                c = by_item.get((case_id, name))
+                if c is None:
+                    continue
+                group = changelog.classify(c)
+                details = "; ".join(c.details) or "the outcome"
+                changes.append({
+                    "edge": f"until {step.old.version}" if group == changelog.REMOVED else f"since {step.new.version}",
+                    "group": group, "old": step.old.version, "new": step.new.version,
+                    "outcomes": f"{OUTCOME_WORDS.get(c.old_outcome, c.old_outcome)} → "
+                                f"{OUTCOME_WORDS.get(c.new_outcome, c.new_outcome)}",
+                    "details": details if len(details) <= 240 else details[:237] + "...",
+                    "path": urls.changelog(fw) + "#" + urls.change(fw, step.old.version, step.new.version, case_id,
+                                                                   name)})
+            out[case_id].append({"framework": name, "anchor": urls.anchor(name), "segments": segments,
+                                 "changes": changes})
+    return out
 
 
 def _repro(case: Case | None, info: CaseInfo, by_fw: Mapping[str, Record]) -> list[repro.Snippet]:
@@ -410,12 +483,14 @@ def _compiled(report: Report) -> Page:
 
 def _changelog_pages(log: Changelog, known_cases: set[str]) -> list[Page]:
     changed = {fw: sum(len(s.changes) for s in steps) for fw, steps in log.steps.items()}
+    totals = {fw: changelog.group_totals(steps) for fw, steps in log.steps.items()}
     pages = [Page("changelog/index.html", "changelog_index.html", "Behaviour changelog",
-                  {"log": log, "changed": changed}, "Changelog")]
+                  {"log": log, "changed": changed, "totals": totals, "groups": changelog.GROUPS,
+                   "group_words": changelog.GROUP_WORDS}, "Changelog")]
     for fw, cols in log.frameworks.items():
         pages.append(Page(urls.changelog(fw), "changelog.html", f"{fw}: behaviour changes between releases",
                           {"log": log, "framework": fw, "columns": cols, "steps": log.steps[fw],
-                           "known_cases": known_cases}, "Changelog"))
+                           "known_cases": known_cases, "group_words": changelog.GROUP_WORDS}, "Changelog"))
     return pages
 
 

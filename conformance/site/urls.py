@@ -77,6 +77,17 @@ def changelog(name: str) -> str:
     return f"changelog/{file_name(name)}.html"
 
 
+def step(framework: str, old: str, new: str) -> str:
+    """The anchor of a step between two releases on a changelog page."""
+    return anchor(f"{framework}-{old}-{new}")
+
+
+def change(framework: str, old: str, new: str, case_id: str, name: str) -> str:
+    """The anchor of one item's change in a step on a changelog page (``name``: the framework
+    or compiled mode of the item)."""
+    return anchor(f"{framework}-{old}-{new}-{case_id}" + ("" if name == framework else f"[{name}]"))
+
+
 def anchor(text: str) -> str:
     """An element id from a name: the same characters as a file name."""
     return file_name(text)
