@@ -157,6 +157,20 @@ def attribute_setter(name: str) -> Operation:
     return set_
 
 
+def of_leaves(fn: Callable[..., Any], args: Sequence[Any], wrt: Sequence[int]
+              ) -> tuple[Callable[..., Any], list[Any]]:
+    """``fn`` as a function of the arguments at ``wrt`` only, the others held at their values
+    in ``args``, and those arguments: what a functional gradient (jax.grad, mindspore.grad)
+    differentiates, position by position (Adapter.gradient)."""
+    def of(*leaves: Any) -> Any:
+        full = list(args)
+        for i, leaf in zip(wrt, leaves):
+            full[i] = leaf
+        return fn(*full)
+
+    return of, [args[i] for i in wrt]
+
+
 def absent(reason: str) -> Operation:
     """An entry for an operation this framework does not have: the item is not applicable."""
 

@@ -34,6 +34,7 @@ from conformance.adapters.base import (
     dtype_named,
     is_device_name,
     numpy_style_views,
+    of_leaves,
     passthrough,
     split_cuts,
 )
@@ -351,17 +352,10 @@ class JaxAdapter(JaxProbes, Adapter):
         """jax.grad of ``fn`` with respect to the arguments at ``wrt`` (jax.vjp with a
         cotangent), the others held at their values."""
         jax = _jax()
-
-        def of_leaves(*leaves: Any) -> Any:
-            full = list(args)
-            for i, leaf in zip(wrt, leaves):
-                full[i] = leaf
-            return fn(*full)
-
-        leaves = [args[i] for i in wrt]
+        loss, leaves = of_leaves(fn, args, wrt)
         if cotangent is None:
-            return list(jax.grad(of_leaves, argnums=tuple(range(len(leaves))))(*leaves))
-        _, vjp = jax.vjp(of_leaves, *leaves)
+            return list(jax.grad(loss, argnums=tuple(range(len(leaves))))(*leaves))
+        _, vjp = jax.vjp(loss, *leaves)
         return list(vjp(cotangent))
 
     def operations(self) -> dict[str, Operation]:

@@ -34,6 +34,7 @@ from conformance.adapters.base import (
     attribute_setter,
     dtype_named,
     is_device_name,
+    of_leaves,
     passthrough,
 )
 from conformance.adapters.extent import DTYPE_SIZES, GROWS_STORAGE, check, contiguous_strides, integer
@@ -359,18 +360,11 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
         """mindspore.grad of ``fn`` with respect to the arguments at ``wrt`` (mindspore.vjp
         with a cotangent), the others held at their values."""
         ms = _ms()
-
-        def of_leaves(*leaves: Any) -> Any:
-            full = list(args)
-            for i, leaf in zip(wrt, leaves):
-                full[i] = leaf
-            return fn(*full)
-
-        leaves = [args[i] for i in wrt]
+        loss, leaves = of_leaves(fn, args, wrt)
         if cotangent is None:
-            grads = ms.grad(of_leaves, grad_position=tuple(range(len(leaves))))(*leaves)
+            grads = ms.grad(loss, grad_position=tuple(range(len(leaves))))(*leaves)
         else:
-            _, vjp = ms.vjp(of_leaves, *leaves)
+            _, vjp = ms.vjp(loss, *leaves)
             grads = vjp(cotangent)
         return list(grads) if isinstance(grads, (tuple, list)) else [grads]
 
