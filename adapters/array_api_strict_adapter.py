@@ -164,11 +164,11 @@ def _take(x: Any, index: Any, **kwargs: Any) -> Any:
     return xp.take(x if x.ndim == 1 else xp.reshape(x, (-1,)), index, axis=0)
 
 
-def _take_along_dim(x: Any, index: Any, dim: Any = None) -> Any:
+def _take_along_dim(x: Any, index: Any, dim: Any = None, **kw: Any) -> Any:
     xp = _xp()
     if dim is None:  # torch flattens both, as NumPy's axis=None
-        return xp.take_along_axis(xp.reshape(x, (-1,)), xp.reshape(index, (-1,)), axis=0)
-    return xp.take_along_axis(x, index, axis=dim)
+        return xp.take_along_axis(xp.reshape(x, (-1,)), xp.reshape(index, (-1,)), axis=0, **kw)
+    return xp.take_along_axis(x, index, axis=dim, **kw)
 
 
 def _nonzero(x: Any) -> Any:
@@ -192,8 +192,8 @@ def _item(x: Any) -> Any:
 
 
 def _zeros(fn: str) -> Operation:
-    def make(*shape: Any, dtype: Any = None) -> Any:
-        return getattr(_xp(), fn)(_shape(shape), dtype=None if dtype is None else _dtype(dtype))
+    def make(*shape: Any, dtype: Any = None, **kw: Any) -> Any:
+        return getattr(_xp(), fn)(_shape(shape), dtype=None if dtype is None else _dtype(dtype), **kw)
 
     return make
 
@@ -369,9 +369,9 @@ class ArrayApiStrictAdapter(ArrayApiStrictProbes, Adapter):
             "fn:abs": lambda x, **kw: xp().abs(x, **kw),
             "fn:sqrt": lambda x, **kw: xp().sqrt(x, **kw),
             "fn:clamp": lambda x, min=None, max=None, **kw: xp().clip(x, min=min, max=max, **kw),
-            "fn:where": lambda c, *xy: xp().where(c, *xy),
-            "fn:cat": lambda xs, dim=0: xp().concat(xs, axis=dim),
-            "fn:stack": lambda xs, dim=0: xp().stack(xs, axis=dim),
+            "fn:where": lambda c, *xy, **kw: xp().where(c, *xy, **kw),
+            "fn:cat": lambda xs, dim=0, **kw: xp().concat(xs, axis=dim, **kw),
+            "fn:stack": lambda xs, dim=0, **kw: xp().stack(xs, axis=dim, **kw),
             "fn:zeros": _zeros("zeros"),
             "fn:ones": _zeros("ones"),
             "fn:empty": _zeros("empty"),

@@ -219,7 +219,7 @@ def numpy_style_views(xp: Callable[[], Any]) -> dict[str, Operation]:
         "fn:atleast_1d": lambda *xs: xp().atleast_1d(*xs),
         "fn:atleast_2d": lambda *xs: xp().atleast_2d(*xs),
         "fn:atleast_3d": lambda *xs: xp().atleast_3d(*xs),
-        "fn:diag": lambda x, diagonal=0: xp().diag(x, diagonal),
+        "fn:diag": lambda x, diagonal=0, **kw: xp().diag(x, diagonal, **kw),
         # torch's indexing default ('ij'), not NumPy's ('xy'); other keywords (copy=) as written
         "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(xp().meshgrid(*xs, indexing=indexing, **kw)),
         "fn:einsum": lambda equation, *xs: xp().einsum(equation, *xs),

@@ -407,7 +407,7 @@ class JaxAdapter(JaxProbes, Adapter):
             "method:masked_select": lambda x, mask: x[mask],
             "method:gather": lambda x, dim, index: jnp().take_along_axis(x, index, axis=dim),
             "method:take": passthrough("take"),
-            "fn:take_along_dim": lambda x, index, dim=None: jnp().take_along_axis(x, index, axis=dim),
+            "fn:take_along_dim": lambda x, index, dim=None, **kw: jnp().take_along_axis(x, index, axis=dim, **kw),
             "method:nonzero": lambda x: jnp().argwhere(x),
             "method:item": passthrough("item"),
             "method:tolist": passthrough("tolist"),
@@ -434,15 +434,15 @@ class JaxAdapter(JaxProbes, Adapter):
             "fn:leaky_relu": lambda x, negative_slope=0.01, **kw: jax().nn.leaky_relu(x, negative_slope, **kw),
             "fn:elu": lambda x, alpha=1.0, **kw: jax().nn.elu(x, alpha, **kw),
             "fn:hardtanh": _hardtanh,
-            "fn:where": lambda c, *xy: jnp().where(c, *xy),
-            "fn:cat": lambda xs, dim=0: jnp().concat(xs, axis=dim),
-            "fn:stack": lambda xs, dim=0: jnp().stack(xs, axis=dim),
+            "fn:where": lambda c, *xy, **kw: jnp().where(c, *xy, **kw),
+            "fn:cat": lambda xs, dim=0, **kw: jnp().concat(xs, axis=dim, **kw),
+            "fn:stack": lambda xs, dim=0, **kw: jnp().stack(xs, axis=dim, **kw),
             "fn:tensor": lambda a, dtype=None: jnp().array(a, dtype=_dtype(dtype)),
             # without a dtype, JAX's default: float32 (jnp.empty is zeros: JAX has no
             # uninitialised memory)
-            "fn:zeros": lambda *s, dtype=None: jnp().zeros(_shape(s), dtype=_dtype(dtype)),
-            "fn:ones": lambda *s, dtype=None: jnp().ones(_shape(s), dtype=_dtype(dtype)),
-            "fn:empty": lambda *s, dtype=None: jnp().empty(_shape(s), dtype=_dtype(dtype)),
+            "fn:zeros": lambda *s, dtype=None, **kw: jnp().zeros(_shape(s), dtype=_dtype(dtype), **kw),
+            "fn:ones": lambda *s, dtype=None, **kw: jnp().ones(_shape(s), dtype=_dtype(dtype), **kw),
+            "fn:empty": lambda *s, dtype=None, **kw: jnp().empty(_shape(s), dtype=_dtype(dtype), **kw),
             # from NumPy: JAX has no from_numpy / as_tensor; jnp.asarray is the conversion a
             # JAX user writes (it copies, on the CPU too)
             "fn:from_numpy": lambda a: jnp().asarray(a),

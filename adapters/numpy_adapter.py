@@ -175,7 +175,7 @@ class NumpyAdapter(Adapter):
             "method:masked_select": lambda x, mask: x[mask],
             "method:gather": lambda x, dim, index: np().take_along_axis(x, index, axis=dim),
             "method:take": lambda x, *args, **kwargs: np().take(x, *args, **kwargs),  # axis= too
-            "fn:take_along_dim": lambda x, index, dim=None: np().take_along_axis(x, index, axis=dim),
+            "fn:take_along_dim": lambda x, index, dim=None, **kw: np().take_along_axis(x, index, axis=dim, **kw),
             # torch's x.nonzero() is an (n, ndim) array of indices: NumPy's argwhere
             "method:nonzero": lambda x: np().argwhere(x),
             "method:item": lambda x: x.item(),
@@ -194,13 +194,13 @@ class NumpyAdapter(Adapter):
             "fn:abs_": absent("NumPy has no abs_(); the counterpart is abs(x, out=x)"),
             "method:scale": absent("NumPy arrays have no scale(); the counterpart is multiply()"),
             "fn:tensor": lambda a, dtype=None: np().array(a, dtype=dtype_named(dtype)),
-            "fn:where": lambda c, *xy: np().where(c, *xy),  # where(c) too: its nonzero() form
-            "fn:cat": lambda xs, dim=0: np().concatenate(xs, axis=dim),
-            "fn:stack": lambda xs, dim=0: np().stack(xs, axis=dim),
+            "fn:where": lambda c, *xy, **kw: np().where(c, *xy, **kw),  # where(c) too: its nonzero() form
+            "fn:cat": lambda xs, dim=0, **kw: np().concatenate(xs, axis=dim, **kw),
+            "fn:stack": lambda xs, dim=0, **kw: np().stack(xs, axis=dim, **kw),
             # without a dtype, NumPy's default: float64 (torch and Paddle make float32)
-            "fn:zeros": lambda *s, dtype=None: np().zeros(_shape(s), dtype=dtype_named(dtype)),
-            "fn:ones": lambda *s, dtype=None: np().ones(_shape(s), dtype=dtype_named(dtype)),
-            "fn:empty": lambda *s, dtype=None: np().empty(_shape(s), dtype=dtype_named(dtype)),
+            "fn:zeros": lambda *s, dtype=None, **kw: np().zeros(_shape(s), dtype=dtype_named(dtype), **kw),
+            "fn:ones": lambda *s, dtype=None, **kw: np().ones(_shape(s), dtype=dtype_named(dtype), **kw),
+            "fn:empty": lambda *s, dtype=None, **kw: np().empty(_shape(s), dtype=dtype_named(dtype), **kw),
             "fn:from_numpy": absent("the input already is a NumPy array"),
             "fn:as_tensor": absent("the input already is a NumPy array"),
             "fn:from_dlpack": lambda a: np().from_dlpack(a),

@@ -499,13 +499,13 @@ class PaddleAdapter(PaddleProbes, Adapter):
             "fn:as_tensor": lambda a, dtype=None: paddle().as_tensor(a, dtype=dtype_named(dtype)),
             "fn:from_dlpack": lambda a: paddle().from_dlpack(a),
             "fn:tensor": lambda a, dtype=None: paddle().tensor(a, dtype=dtype_named(dtype)),
-            "fn:where": lambda c, *xy: paddle().where(c, *xy),
-            "fn:cat": lambda xs, dim=0: paddle().cat(xs, dim),
-            "fn:stack": lambda xs, dim=0: paddle().stack(xs, axis=dim),
+            "fn:where": lambda c, *xy, **kw: paddle().where(c, *xy, **kw),
+            "fn:cat": lambda xs, dim=0, **kw: paddle().cat(xs, dim, **kw),
+            "fn:stack": lambda xs, dim=0, **kw: paddle().stack(xs, axis=dim, **kw),
             # without a dtype, Paddle's default (paddle.get_default_dtype(), float32 unless changed)
-            "fn:zeros": lambda *s, dtype=None: paddle().zeros(_shape(s), dtype=dtype_named(dtype)),
-            "fn:ones": lambda *s, dtype=None: paddle().ones(_shape(s), dtype=dtype_named(dtype)),
-            "fn:empty": lambda *s, dtype=None: paddle().empty(_shape(s), dtype=dtype_named(dtype)),
+            "fn:zeros": lambda *s, dtype=None, **kw: paddle().zeros(_shape(s), dtype=dtype_named(dtype), **kw),
+            "fn:ones": lambda *s, dtype=None, **kw: paddle().ones(_shape(s), dtype=dtype_named(dtype), **kw),
+            "fn:empty": lambda *s, dtype=None, **kw: paddle().empty(_shape(s), dtype=dtype_named(dtype), **kw),
         })
         ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
         ops.update(_tensor_view_operations())
@@ -683,7 +683,7 @@ def _np_view_operations() -> dict[str, Operation]:
         "fn:atleast_1d": lambda *xs: paddle().atleast_1d(*xs),
         "fn:atleast_2d": lambda *xs: paddle().atleast_2d(*xs),
         "fn:atleast_3d": lambda *xs: paddle().atleast_3d(*xs),
-        "fn:diag": lambda x, diagonal=0: paddle().diag(x, offset=diagonal),
+        "fn:diag": lambda x, diagonal=0, **kw: paddle().diag(x, offset=diagonal, **kw),
         # documented: "the x will share the same data with source Tensor"
         "method:set_": _set_,
         # paddle.meshgrid takes no indexing: its grids are torch's 'ij'; another value is passed as written
@@ -719,12 +719,14 @@ def _set_(x: Any, source: Any = None, storage_offset: int = 0, size: Any = None,
                   storage_offset * (x if source is None else source).element_size())
 
 
-def _slice_scatter(x: Any, src: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Any:
+def _slice_scatter(x: Any, src: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1,
+                   **kwargs: Any) -> Any:
     """torch.slice_scatter(input, src, dim, start, end, step) as Paddle's
     paddle.slice_scatter(x, value, axes, starts, ends, strides): one axis, as lists; torch's
-    None start / end (the whole axis) are 0 and the axis's length."""
+    None start / end (the whole axis) are 0 and the axis's length. Other keywords (out=) go to
+    Paddle as written."""
     return _paddle().slice_scatter(x, src, axes=[dim], starts=[0 if start is None else start],
-                                   ends=[x.shape[dim] if end is None else end], strides=[step])
+                                   ends=[x.shape[dim] if end is None else end], strides=[step], **kwargs)
 
 
 def _issue38_operations() -> dict[str, Operation]:

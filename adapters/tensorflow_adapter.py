@@ -595,7 +595,7 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
             "method:masked_select": lambda x, mask: tf().boolean_mask(x, mask),
             "method:gather": lambda x, dim, index: tnp().take_along_axis(x, index, axis=dim),
             "method:take": lambda x, *args, **kwargs: tnp().take(x, *args, **kwargs),  # axis= too
-            "fn:take_along_dim": lambda x, index, dim=None: tnp().take_along_axis(x, index, axis=dim),
+            "fn:take_along_dim": lambda x, index, dim=None, **kw: tnp().take_along_axis(x, index, axis=dim, **kw),
             # torch's nonzero(): an (n, ndim) tensor of indices, tf.where(x) with one argument
             "method:nonzero": lambda x: tf().where(x),
             "method:item": lambda x: x.numpy().item(),
@@ -610,16 +610,16 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
             "fn:sqrt": lambda x, **kw: tf().sqrt(x, **kw),
             "fn:sigmoid": lambda x, **kw: tf().sigmoid(x, **kw),
             "fn:clamp": lambda x, min=None, max=None, **kw: tf().clip_by_value(x, min, max, **kw),
-            "fn:where": lambda c, *xy: tf().where(c, *xy),
-            "fn:cat": lambda xs, dim=0: tf().concat(xs, axis=dim),
-            "fn:stack": lambda xs, dim=0: tf().stack(xs, axis=dim),
+            "fn:where": lambda c, *xy, **kw: tf().where(c, *xy, **kw),
+            "fn:cat": lambda xs, dim=0, **kw: tf().concat(xs, axis=dim, **kw),
+            "fn:stack": lambda xs, dim=0, **kw: tf().stack(xs, axis=dim, **kw),
             # without a dtype, TensorFlow's default: float32
-            "fn:zeros": lambda *s, dtype=None: tf().zeros(_shape(s), dtype=tf().float32 if dtype is None
-                                                           else _dtype(dtype)),
-            "fn:ones": lambda *s, dtype=None: tf().ones(_shape(s), dtype=tf().float32 if dtype is None
-                                                         else _dtype(dtype)),
-            "fn:empty": lambda *s, dtype=None: tnp().empty(_shape(s), dtype=tf().float32 if dtype is None
-                                                           else _dtype(dtype)),
+            "fn:zeros": lambda *s, dtype=None, **kw: tf().zeros(_shape(s), dtype=tf().float32 if dtype is None
+                                                           else _dtype(dtype), **kw),
+            "fn:ones": lambda *s, dtype=None, **kw: tf().ones(_shape(s), dtype=tf().float32 if dtype is None
+                                                         else _dtype(dtype), **kw),
+            "fn:empty": lambda *s, dtype=None, **kw: tnp().empty(_shape(s), dtype=tf().float32 if dtype is None
+                                                                 else _dtype(dtype), **kw),
             "fn:tensor": lambda a, dtype=None: tf().constant(a, dtype=None if dtype is None else _dtype(dtype)),
             "fn:as_tensor": lambda a, dtype=None: tf().convert_to_tensor(
                 a, dtype=None if dtype is None else _dtype(dtype)),

@@ -391,15 +391,19 @@ class TorchAdapter(TorchProbes, Adapter):
             "fn:from_dlpack": lambda a: torch().from_dlpack(a),
             "fn:view_as_real": lambda x: torch().view_as_real(x),
             "fn:view_as_complex": lambda x: torch().view_as_complex(x),
-            "fn:take_along_dim": lambda x, index, dim=None: torch().take_along_dim(x, index, dim=dim),
+            "fn:take_along_dim": lambda x, index, dim=None, **kw: torch().take_along_dim(x, index, dim=dim, **kw),
             "fn:tensor": lambda a, dtype=None: torch().tensor(a, dtype=None if dtype is None else _dtype(dtype)),
-            "fn:where": lambda c, *xy: torch().where(c, *xy),
-            "fn:cat": lambda xs, dim=0: torch().cat(xs, dim=dim),
-            "fn:stack": lambda xs, dim=0: torch().stack(xs, dim=dim),
+            # keywords (out=) go through to torch as written
+            "fn:where": lambda c, *xy, **kw: torch().where(c, *xy, **kw),
+            "fn:cat": lambda xs, dim=0, **kw: torch().cat(xs, dim=dim, **kw),
+            "fn:stack": lambda xs, dim=0, **kw: torch().stack(xs, dim=dim, **kw),
             # without a dtype, torch's default (torch.get_default_dtype(), float32 unless changed)
-            "fn:zeros": lambda *s, dtype=None: torch().zeros(*s, dtype=None if dtype is None else _dtype(dtype)),
-            "fn:ones": lambda *s, dtype=None: torch().ones(*s, dtype=None if dtype is None else _dtype(dtype)),
-            "fn:empty": lambda *s, dtype=None: torch().empty(*s, dtype=None if dtype is None else _dtype(dtype)),
+            "fn:zeros": lambda *s, dtype=None, **kw: torch().zeros(*s, dtype=None if dtype is None else _dtype(dtype),
+                                                                   **kw),
+            "fn:ones": lambda *s, dtype=None, **kw: torch().ones(*s, dtype=None if dtype is None else _dtype(dtype),
+                                                                 **kw),
+            "fn:empty": lambda *s, dtype=None, **kw: torch().empty(*s, dtype=None if dtype is None else _dtype(dtype),
+                                                                   **kw),
         })
         ops.update(_np_view_operations())  # issue 18, NumPy's documented views (views-np-paddle)
         # Tensor Views page and test_view_ops.py (issue 18, views-torch): the ops
@@ -545,23 +549,32 @@ def _storage_operations() -> dict[str, Operation]:
 
 
 def _declared_operations() -> dict[str, Operation]:
-    """The vocabulary keys of torch's declared view and in-place contracts (conformance.declared),
-    each calling the spelling it is named after, arguments as written: ``method:NAME`` the
-    method, ``fn:NAME`` torch.NAME, else torch.nn.functional.NAME (``celu_``, ``threshold_``).
-    The out= variants are reached through their function's own entry, with ``out=``."""
-    from conformance.declared import packaged
+    """The vocabulary keys of torch's declared contracts (conformance.declared), each calling the
+    spelling it is named after, arguments as written: ``method:NAME`` the method, ``fn:NAME``
+    torch.NAME, else torch.linalg / special / fft's function of the operator (an out= variant:
+    ``fn:linalg_cholesky`` is torch.linalg.cholesky), else torch.nn.functional.NAME (``celu_``,
+    ``threshold_``). An out= variant is its function's entry, called with ``out=``."""
+    from conformance.declared import NAMESPACES, packaged
 
     ops: dict[str, Operation] = {}
     for contract in packaged().operators:
-        if contract.kind == "out":
-            continue
         for key in contract.keys:
             kind, _, name = key.partition(":")
             if kind == "method":
                 ops[key] = passthrough(name)
+            elif kind == "fn" and f"torch.{name}" in contract.spellings:
+                ops[key] = _torch_fn(name)
             elif kind == "fn":
-                ops[key] = _torch_fn(name) if f"torch.{name}" in contract.spellings else _functional(name)
+                prefix = name.split("_", 1)[0]
+                namespaced = prefix in NAMESPACES and f"torch.{prefix}.{name[len(prefix) + 1:]}" in contract.spellings
+                ops[key] = _namespaced(prefix, name[len(prefix) + 1:]) if namespaced else _functional(name)
     return ops
+
+
+def _namespaced(module: str, name: str) -> Operation:
+    """torch.<module>.<name>(*args, **kwargs) (torch.linalg, torch.special, torch.fft), looked up
+    when called."""
+    return lambda *args, **kwargs: getattr(getattr(_torch(), module), name)(*args, **kwargs)
 
 
 def _functional(name: str) -> Operation:
@@ -610,7 +623,7 @@ def _np_view_operations() -> dict[str, Operation]:
         "fn:atleast_1d": lambda *xs: torch().atleast_1d(*xs),
         "fn:atleast_2d": lambda *xs: torch().atleast_2d(*xs),
         "fn:atleast_3d": lambda *xs: torch().atleast_3d(*xs),
-        "fn:diag": lambda x, diagonal=0: torch().diag(x, diagonal),
+        "fn:diag": lambda x, diagonal=0, **kw: torch().diag(x, diagonal, **kw),
         # NumPy documents meshgrid(copy=False) and einsum's results as views
         "fn:meshgrid": lambda *xs, **kw: torch().meshgrid(*xs, **kw),
         "fn:einsum": lambda equation, *xs: torch().einsum(equation, *xs),

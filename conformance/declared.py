@@ -14,6 +14,9 @@ import yaml
 
 DATA = Path(__file__).resolve().parent / "data" / "contracts" / "torch.yaml"
 KINDS = ("view", "inplace", "out")
+# torch's modules whose functions are aten operators named with the module as a prefix
+# (torch.linalg.cholesky is aten::linalg_cholesky)
+NAMESPACES = ("linalg", "special", "fft")
 # an operator's name becomes a table entry of the torch adapter (a method or torch.NAME): a
 # public identifier only, whatever the file says (it is data a pull request can change; CI's
 # 'conformance contracts --check' also compares it with what the installed torch declares)
@@ -42,15 +45,20 @@ class Contract:
     def keys(self) -> tuple[str, ...]:
         """The vocabulary keys its spellings are: ``torch.Tensor.NAME`` is ``method:NAME``
         (``attr:NAME`` for a property), ``torch.NAME`` and ``torch.nn.functional.NAME`` are
-        ``fn:NAME``; torch.linalg / special / fft names have no key of their own. An out= variant
-        is the function called with ``out=``: its methods take no ``out``."""
+        ``fn:NAME``; an out= variant is the function called with ``out=`` (its methods take no
+        ``out``), and its torch.linalg / special / fft spelling (``linalg_cholesky`` is
+        ``torch.linalg.cholesky``) is ``fn:NAME`` too, named after the operator."""
         keys = []
+        namespaced = {f"torch.{prefix}.{self.name[len(prefix) + 1:]}" for prefix in NAMESPACES
+                      if self.name.startswith(prefix + "_")}
         for spelling in self.spellings:
             if spelling == f"torch.Tensor.{self.name} (attribute)":
                 keys.append("attr:" + self.name)
             elif spelling == f"torch.Tensor.{self.name}" and self.kind != "out":
                 keys.append("method:" + self.name)
             elif spelling in (f"torch.{self.name}", f"torch.nn.functional.{self.name}"):
+                keys.append("fn:" + self.name)
+            elif spelling in namespaced and self.kind == "out":
                 keys.append("fn:" + self.name)
         return tuple(dict.fromkeys(keys))
 

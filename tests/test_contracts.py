@@ -104,7 +104,10 @@ def test_the_check_refuses_a_data_file_that_is_not_what_the_installed_torch_decl
     forged.write_text(contracts.DATA.read_text(encoding="utf-8").replace("name: view_as\n", "name: load\n", 1),
                       encoding="utf-8")
     monkeypatch.setattr(contracts, "DATA", forged)
-    (problem,) = command._not_what_torch_declares()
+    monkeypatch.setattr(out_calls, "sample", lambda declared: {"calls": [], "left": []})
+    monkeypatch.setattr(out_calls, "DATA", tmp_path / "torch_out_calls.yaml")
+    (out_calls.DATA).write_text(out_calls.dump({"calls": [], "left": []}), encoding="utf-8")
+    (problem,) = command._not_what_torch_declares(contracts.read())
     assert problem == (f"{forged} is not what the installed torch declares (python -m conformance.tools.contracts "
                        "--introspect writes it)")
 
@@ -407,3 +410,148 @@ def test_write_refuses_argument_tables_whose_cases_do_not_load(tmp_path: Path, m
     with pytest.raises(ValueError, match="the generated cases do not load:\n"):
         contract_cases.write(tmp_path, packaged(), "view", lambda text: None)
     assert not (tmp_path / contract_cases.FILES["view"]).exists()
+
+
+# -- the out= calls sampled from torch (conformance.tools.out_calls) ---------------------------
+
+from conformance.tools import out_calls  # noqa: E402
+
+
+def out_contract(name: str, schema: str, spelling: str) -> contracts.Contract:
+    return contracts.Contract(name, "out", (spelling,), (contracts.Overload("out", schema, "out"),))
+
+
+SORT = out_contract("sort", "aten::sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, "
+                            "Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)", "torch.sort")
+
+
+def sampled_file(tmp_path: Path, call: str = "r, r1 = sort(x, out=(o, o1))", **changes: Any) -> Path:
+    entry = {"name": "sort", "call": call, "given": {"x": "{data: [[0.2, 0.1]], dtype: float32}"},
+             "outs": [{"name": "o", "shape": [1, 2], "dtype": "float32"},
+                      {"name": "o1", "shape": [1, 2], "dtype": "int64"}],
+             "values": True, "source": "its schema: " + SORT.overloads[0].schema, **changes}
+    path = tmp_path / "torch_out_calls.yaml"
+    path.write_text(out_calls.dump({"framework": "torch", "version": "2.13.0", "source": "s", "calls": [entry],
+                                    "left": [{"name": "clone", "reason": "torch.clone(x, out=...) raises TypeError"}]}),
+                    encoding="utf-8")
+    return path
+
+
+def test_an_out_variant_spelled_in_torch_linalg_special_or_fft_is_its_function_under_the_operators_name() -> None:
+    cholesky = out_contract("linalg_cholesky", "aten::linalg_cholesky.out(Tensor self, *, bool upper=False, "
+                                               "Tensor(a!) out) -> Tensor(a!)", "torch.linalg.cholesky")
+    assert cholesky.keys == ("fn:linalg_cholesky",)
+    diagonal = contracts.Contract("linalg_diagonal", "view", ("torch.linalg.diagonal",), ())
+    assert diagonal.keys == ()  # control: a view keeps no key for it (no case calls linalg.diagonal)
+    from conformance import registry
+
+    torch_table = registry.get_adapter("torch")
+    assert torch_table.lacks("fn:linalg_cholesky") is None and torch_table.lacks("fn:special_erf") is None
+
+
+def test_the_sampled_calls_read_back_and_a_malformed_file_says_what_to_do(tmp_path: Path) -> None:
+    read = out_calls.read(sampled_file(tmp_path))
+    assert read.calls["sort"].outs[1] == out_calls.OutTensor("o1", (1, 2), "int64")
+    assert read.left == {"clone": "torch.clone(x, out=...) raises TypeError"}
+    with pytest.raises(out_calls.OutCallsError, match=r"cannot be read .*: run python -m conformance.tools.out_calls "
+                                                      r"--sample where torch is installed"):
+        out_calls.read(tmp_path / "missing.yaml")
+    with pytest.raises(out_calls.OutCallsError, match=r"not what --sample writes \(missing or malformed 'outs'\)"):
+        out_calls.read(_without(sampled_file(tmp_path), "outs"))
+    with pytest.raises(out_calls.OutCallsError, match=r"'o;1' is no identifier"):
+        out_calls.read(sampled_file(tmp_path, outs=[{"name": "o;1", "shape": [1], "dtype": "float32"}]))
+    with pytest.raises(out_calls.OutCallsError, match=r"sort: its out tensors must be named, with a dtype of float32"):
+        out_calls.read(sampled_file(tmp_path, outs=[{"name": "o", "shape": [1], "dtype": "object"}]))
+
+
+def _without(path: Path, key: str) -> Path:
+    import yaml
+
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    del document["calls"][0][key]
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    return path
+
+
+def test_a_sampled_call_is_one_case_on_out_tensors_of_other_shapes_declaring_each_result_its_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(out_calls, "DATA", sampled_file(tmp_path))
+    read = contracts.Contracts("torch", "2.13.0", "s", (SORT,), ())
+    (gen,), left = contract_cases.generate(read, "out", TableOf({"fn:sort"}))
+    assert gen.case_id == "contracts.torch.out.sort.wrong_size" and left == []
+    assert "o: {shape: [5], fill: 0, dtype: float32}\n      o1: {shape: [5], fill: 0, dtype: int64}" in gen.text
+    assert "- r, r1 = sort(x, out=(o, o1))" in gen.text
+    assert contract_cases.declared_checks(gen, {}, None, frozenset()) == {
+        ResultKey("same_object", ("r", "o")): True, ResultKey("same_object", ("r1", "o1")): True}
+    # an operator the sampling left out says why
+    clone = out_contract("clone", "aten::clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) "
+                                  "-> Tensor(a!)", "torch.clone")
+    _, left = contract_cases.generate(contracts.Contracts("torch", "2.13.0", "s", (clone,), ()), "out",
+                                      TableOf({"fn:clone"}))
+    assert left == ["clone: no sampled call (torch.clone(x, out=...) raises TypeError)"]
+
+
+def test_a_hostile_sampled_call_is_a_step_the_loader_refuses_and_nothing_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.declared import packaged
+
+    marker = tmp_path / "ran"
+    monkeypatch.setattr(out_calls, "DATA", sampled_file(
+        tmp_path, call=f"r = __import__('os').system('touch {marker}')"))
+    with pytest.raises(ValueError, match="the generated cases do not load:\n"):
+        contract_cases.write(tmp_path, packaged(), "out", lambda text: None)
+    assert not marker.exists() and not (tmp_path / contract_cases.FILES["out"]).exists()
+
+
+def test_sampling_fills_a_schema_by_type_and_says_why_torch_refuses_a_call() -> None:
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed")
+    import torch
+
+    sin = out_contract("sin", "aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", "torch.sin")
+    entry = out_calls.sample_one(torch, {}, sin)
+    assert entry["call"] == "r = sin(x, out=o)" and entry["values"] is True
+    assert entry["outs"] == [{"name": "o", "shape": [2, 3], "dtype": "float32"}]
+    assert entry["given"] == {"x": "{data: [[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], dtype: float32}"}
+    rand = out_contract("rand", "aten::rand.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", "torch.rand")
+    entry = out_calls.sample_one(torch, {}, rand)
+    assert entry["call"] == "r = rand([2, 3], out=o)" and entry["values"] is False  # random: no values expected
+    clone = out_contract("clone", "aten::clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) "
+                                  "-> Tensor(a!)", "torch.clone")
+    with pytest.raises(out_calls.Inexpressible, match=r"torch.clone\(x, out=...\) raises TypeError: clone\(\) got an "
+                                                      r"unexpected keyword argument 'out'; it has no OpInfo"):
+        out_calls.sample_one(torch, {}, clone)
+
+
+def test_a_warning_at_the_step_a_framework_raises_is_not_expected_of_it() -> None:
+    gen, case = generated_case(out_contract("add", "aten::add.out(Tensor self, Tensor other, *, Tensor(a!) out) -> "
+                                                   "Tensor(a!)", "torch.add"))
+    warning = {"at": 1, "message": "UserWarning: An output with one or more elements was resized"}
+    torch = Observation("torch", "1.0", observed={}, warning=warning)
+    raised = {"at": 1, "kind": "other", "type": "BackendCompilerFailed", "message": "expand: too few dimensions"}
+    compiled = Observation("torch_compile", "1.0", observed={}, error=raised, warning=warning)
+    shared, overrides = contract_cases.against_torch(case, [torch, compiled], {})
+    from conformance.tools.observe import WARNING_KEY
+
+    assert shared[WARNING_KEY] == warning and overrides["torch_compile"][WARNING_KEY] is None
+    warned = Observation("numpy", "1.0", observed={}, warning=warning)  # control: it warned and ran: as torch
+    _, overrides = contract_cases.against_torch(case, [torch, warned], {})
+    assert "numpy" not in overrides
+
+
+def test_the_check_refuses_sampled_calls_that_are_not_what_the_installed_torch_samples(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed")
+    from conformance.tools.commands import contracts as command
+
+    monkeypatch.setattr(contracts, "introspect", lambda: {"version": "x", "operators": []})
+    monkeypatch.setattr(contracts, "DATA", tmp_path / "torch.yaml")
+    contracts.DATA.write_text(contracts.dump(contracts.build({"version": "x", "operators": []})), encoding="utf-8")
+    monkeypatch.setattr(out_calls, "DATA", sampled_file(tmp_path))
+    monkeypatch.setattr(out_calls, "sample", lambda declared: {"calls": [], "left": []})
+    (problem,) = command._not_what_torch_declares(contracts.read())
+    assert problem == (f"{out_calls.DATA} is not what the installed torch samples (python -m "
+                       "conformance.tools.out_calls --sample writes it)")
+    monkeypatch.setattr(out_calls, "sample", lambda declared: out_calls.yaml.safe_load(out_calls.DATA.read_text()))
+    assert command._not_what_torch_declares(contracts.read()) == []  # control: what it samples

@@ -23,6 +23,7 @@ from conformance.tools.observe import (
     made_pairs,
     names_of,
     observe,
+    out_pairs,
     probe_expect,
     related_pairs,
     render,
@@ -271,6 +272,22 @@ def test_above_the_pair_limit_the_steps_relations_are_probed() -> None:
     assert {("z", "x"), ("b", "a"), ("a", "y"), ("a", "z"), ("d", "c"), ("f", "e")} <= pairs
     assert not {("c", "x"), ("e", "c"), ("u", "t"), ("t", "x")} & pairs
     assert set(probe_expect(case).checks["same_storage"]) == pairs
+
+
+def test_above_the_pair_limit_each_result_is_paired_with_the_out_tensors_it_was_written_into() -> None:
+    """``r, r1 = sort(x, out=(o, o1))``: the out tensors are no source of the results (x is),
+    yet whether each result is its out tensor is what an out= variant declares."""
+    steps = ["r, r1 = sort(x, out=(o, o1))", "c = t.clone()", "d = t.clone()", "e = u.clone()"]
+    text = SPLIT.replace('["a, b = x.split(2)"]', json.dumps(steps)).replace(
+        "given: {x: [1.0, 2.0, 3.0, 4.0]}",
+        "given: {x: [1.0, 2.0, 3.0, 4.0], o: [0.0], o1: {data: [0], dtype: int64}, t: [1.0], u: [1.0]}")
+    case = load_text(text, "t.yaml", registry.vocabulary(), draft=True).cases[0]
+    names = names_of(case)
+    assert len(names) > MAX_PAIR_NAMES and ("r", "o") not in made_pairs(case)
+    assert out_pairs(case) == {("r", "o"), ("r", "o1"), ("r1", "o"), ("r1", "o1")}
+    pairs = set(related_pairs(case, names))
+    assert {("r", "o"), ("r1", "o1"), ("r", "x")} <= pairs
+    assert not {("o", "x"), ("c", "o")} & pairs  # control: an out tensor is not related to the rest
 
 
 def test_a_rebound_name_is_no_made_pair() -> None:

@@ -76,8 +76,29 @@ def related_pairs(case: Case, names: list[str]) -> list[tuple[str, str]]:
     ancestors: dict[str, set[str]] = {n: set() for n in names}
     for result, source in sorted(made_pairs(case), key=lambda p: names.index(p[0])):
         ancestors[result] |= {source} | ancestors[source]
+    written = out_pairs(case)
     return [(a, b) for i, a in enumerate(names) for b in names[:i]
-            if b in ancestors[a] or a in ancestors[b] or ancestors[a] & ancestors[b]]
+            if b in ancestors[a] or a in ancestors[b] or ancestors[a] & ancestors[b]
+            or (a, b) in written or (b, a) in written]
+
+
+def out_pairs(case: Case) -> set[tuple[str, str]]:
+    """(result, out tensor) for each step ``r = f(..., out=o)`` (``r, r1 = f(..., out=(o,
+    o1))``): what an out= variant returns and what it was asked to write, which its source
+    (the first argument) does not relate."""
+    from conformance.ir import NameTarget, Op, Ref, Seq
+
+    found = set()
+    for step in case.flat_steps():
+        value = getattr(step, "value", None)
+        if step.kind != "assign" or not isinstance(value, Op):
+            continue
+        outs = [e for name, e in value.kwargs if name == "out"]
+        named = [o for e in outs for o in ((e,) if isinstance(e, Ref) else e.items if isinstance(e, Seq) else ())
+                 if isinstance(o, Ref)]
+        results = [t.name for t in step.targets if isinstance(t, NameTarget)]
+        found |= {(r, o.name) for r in results for o in named}
+    return found
 
 
 def probe_expect(case: Case, only: Collection[str] | None = None) -> Expect:

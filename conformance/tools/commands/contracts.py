@@ -17,10 +17,13 @@ def add_parser(sub: Any) -> None:
     con.add_argument("paths", nargs="*", help="case files or folders (default: the corpus)")
     what = con.add_mutually_exclusive_group()
     what.add_argument("--write", action="store_true",
-                      help="generate cases/contracts/torch_views.yaml and torch_inplace.yaml from the data, observe "
-                           "them on every eager framework and write them (run at the root of a checkout)")
+                      help="generate cases/contracts/torch_views.yaml, torch_inplace.yaml and torch_out.yaml from the "
+                           "data, observe them on every framework and compiled mode and write them (run at the root "
+                           "of a checkout)")
     what.add_argument("--check", action="store_true",
                       help="exit 1 if those files' inputs and steps are not what the data makes (imports no framework)")
+    con.add_argument("--kind", choices=("view", "inplace", "out"), action="append",
+                     help="with --write: only the cases of this kind (repeatable; default: all three)")
     con.set_defaults(func=cmd_contracts)
 
 
@@ -33,8 +36,11 @@ def cmd_contracts(args: argparse.Namespace, extra: list[str]) -> int:
     except contracts.ContractsError as exc:
         print_error(str(exc))
         return 2
+    if args.kind and not args.write:
+        print_error("conformance contracts: --kind goes with --write")
+        return 2
     if args.write or args.check:
-        return _generated(declared, args.write)
+        return _generated(declared, args.write, tuple(args.kind or contract_cases_kinds()))
     cases, problems = coverage.corpus_cases(args.paths or case_roots())
     if problems:  # what a corpus that does not load reaches is not measured
         for problem in problems:
@@ -47,23 +53,39 @@ def cmd_contracts(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
-def _not_what_torch_declares() -> list[str]:
-    """Where torch is installed (CI), the data file must be what it declares: the file is data
-    a pull request can change, and its names become entries of the torch adapter's table."""
+def contract_cases_kinds() -> tuple[str, ...]:
+    from conformance.tools import contract_cases
+
+    return tuple(contract_cases.FILES)
+
+
+def _not_what_torch_declares(declared: Any) -> list[str]:
+    """Where torch is installed (CI), the data files must be what it declares and what its
+    calls sample: they are data a pull request can change, their names become entries of the
+    torch adapter's table and their calls steps of the generated cases."""
     import importlib.util
 
-    from conformance.tools import contracts
+    from conformance.tools import contracts, out_calls
 
     if importlib.util.find_spec("torch") is None:
         return []
+    problems = []
     made = contracts.dump(contracts.build(contracts.introspect()))
-    if made == contracts.DATA.read_text(encoding="utf-8"):
-        return []
-    return [f"{contracts.DATA} is not what the installed torch declares (python -m conformance.tools.contracts "
-            "--introspect writes it)"]
+    if made != contracts.DATA.read_text(encoding="utf-8"):
+        problems.append(f"{contracts.DATA} is not what the installed torch declares (python -m "
+                        "conformance.tools.contracts --introspect writes it)")
+    sampled = out_calls.dump(out_calls.sample(declared))
+    try:
+        committed = out_calls.DATA.read_text(encoding="utf-8")
+    except OSError:
+        committed = ""
+    if sampled != committed:
+        problems.append(f"{out_calls.DATA} is not what the installed torch samples (python -m "
+                        "conformance.tools.out_calls --sample writes it)")
+    return problems
 
 
-def _generated(declared: Any, write: bool) -> int:
+def _generated(declared: Any, write: bool, kinds: tuple[str, ...]) -> int:
     """--write: generate, observe and write the two case files; --check: compare them."""
     from pathlib import Path
 
@@ -75,7 +97,7 @@ def _generated(declared: Any, write: bool) -> int:
         return 2
     if not write:
         problems = [p for kind in contract_cases.FILES for p in contract_cases.check(root, declared, kind)]
-        problems += _not_what_torch_declares()
+        problems += _not_what_torch_declares(declared)
         for problem in problems:
             print_error(f"conformance contracts: {problem}: run 'conformance contracts --write' and commit it")
         return 1 if problems else 0
@@ -83,7 +105,7 @@ def _generated(declared: Any, write: bool) -> int:
     def say(text: str) -> None:
         print(for_terminal(f"conformance contracts: {text}"), file=sys.stderr)
 
-    for kind in contract_cases.FILES:
+    for kind in kinds:
         try:
             written, findings = contract_cases.write(root, declared, kind, say)
         except ValueError as exc:  # the argument tables make cases that do not load: nothing written
