@@ -905,6 +905,8 @@ NUMPY_ERRORS: Mapping[str, tuple[str, ...]] = {
                        r"could not broadcast input array from shape",
                        r"shape mismatch", r"non-broadcastable",
                        r"input array dimensions except for the concatenation axis must match",
+                       # concatenate / stack into an out= array of another shape: never resized
+                       r"Output array has wrong dimensionality",
                        r"cannot select an axis to squeeze out which has size not equal to one",
                        # view(dtype) to a larger dtype across a last axis it does not divide;
                        # vsplit / dsplit of an array with too few dimensions

@@ -295,7 +295,9 @@ class JaxAdapter(JaxProbes, Adapter):
         "not_contiguous_view": (r"view\(\) of a 0d array is only supported if the itemsize is unchanged",),
         "type_error": (r"could not be resolved to positional-only arguments",  # jax.nn's custom_jvp functions
                        # Array.flatten(order) given torch's dimensions: the order it reads is refused
-                       r"^ValueError: Unexpected value for 'order' argument"),
+                       r"^ValueError: Unexpected value for 'order' argument",
+                       # jnp.stack / concatenate declare out= only to refuse it
+                       r"The 'out' argument to jnp\.\w+ is not supported"),
         "other": (r"^RuntimeError: Array has been deleted",
                   # reshape(0, -1) of an empty array: the -1 is computed by dividing by 0
                   r"^ZeroDivisionError: integer modulo by zero",

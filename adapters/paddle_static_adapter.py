@@ -117,7 +117,10 @@ class PaddleStaticAdapter(PaddleAdapter):
     # op's dtype check of imag()/real() of a real tensor at meta inference (before any kernel:
     # eager Paddle's refusal, at the kernel lookup, is unsupported_dtype; the cases' paddle_static
     # overrides record the two as different errors)
-    error_patterns = {**PaddleAdapter.error_patterns, "other": PaddleAdapter.error_patterns["other"] + (
+    error_patterns = {**PaddleAdapter.error_patterns, "type_error": PaddleAdapter.error_patterns["type_error"] + (
+        # SOT wraps the TypeError of a Paddle API called with a keyword it has no parameter for
+        r"Call paddle_api error: \w+ \| TypeError: .*got an unexpected keyword argument",
+    ), "other": PaddleAdapter.error_patterns["other"] + (
         r"In to_static mode, [\w.]+'s output variable is a viewed Tensor in dygraph",
         r"We only support '\w+\(\)' in dynamic graph mode",
         r"'paddle\.base\.libpaddle\.pir\.Value' object has no attribute",

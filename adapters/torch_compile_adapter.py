@@ -113,7 +113,10 @@ class TorchCompileAdapter(TorchAdapter):
         # fill_diagonal_ of a view input (its decomposition writes through an as_strided view);
         # pin_memory, which the fake tensors it traces with do not implement
         r"encountered a mutation on a view chain of length \d+, where view \d+ was an as_strided\(\) call",
-        r"NYI: aten\._pin_memory\.default")}
+        r"NYI: aten\._pin_memory\.default",
+        # an out= tensor of another shape than the result, which eager torch resizes (with its
+        # warning): geqrf, histogram, linalg_solve, slice_scatter fail to compile
+        r"BackendCompilerFailed: expand: ")}
 
     def load(self) -> None:
         super().load()
