@@ -110,11 +110,14 @@ PLAIN = {
                          "fn:xp_from_dlpack", "fn:xp_reshape", "fn:permute_dims"},
 }
 
-# issue 35: the functions of torch's declared view and in-place contracts, torch.NAME or
-# torch.nn.functional.NAME of the key's own name, arguments as written (adapters/torch_adapter.py,
-# _declared_operations)
-PLAIN["torch"] |= {key for contract in packaged().operators if contract.kind != "out"
-                   for key in contract.keys if key.startswith("fn:")}
+# issue 35: the functions of torch's declared contracts, torch.NAME, torch.linalg / special / fft's
+# function of the operator (an out= variant) or torch.nn.functional.NAME of the key's own name,
+# arguments as written (adapters/torch_adapter.py, _declared_operations; those the table had before
+# keep their own entries, audited as mapped where they map)
+_DECLARED_ENTRIES = ("_torch_fn.", "_namespaced.", "_functional.")
+PLAIN["torch"] |= {key for contract in packaged().operators for key in contract.keys if key.startswith("fn:")
+                   and getattr(registry.get_adapter("torch").ops.get(key), "__qualname__", "").startswith(
+                       _DECLARED_ENTRIES)}
 
 
 def mapped_entries(framework: str) -> set[str]:
