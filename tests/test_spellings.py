@@ -96,7 +96,9 @@ PLAIN = {
                "setattr:stop_gradient", "fn:mul", "method:astype", "method:unsqueeze", "fn:clamp", "fn:elu_",
                "fn:leaky_relu_", "setattr:real", "setattr:imag",
                # issue 38: Paddle's own functions of torch's name, arguments as written
-               "fn:tril", "fn:triu", "fn:arange"},
+               "fn:tril", "fn:triu", "fn:arange",
+               # issue 35: the in-place forms of Paddle's operator YAML only these spellings reach
+               "fn:erf_", "fn:expm1_", "fn:where_", "fn:softmax_", "fn:thresholded_relu_"},
     "numpy": {"fn:abs", "fn:add", "fn:exp", "fn:from_dlpack", "fn:sqrt", "fn:where", "method:conj",
               "method:copy", "method:diagonal", "method:item", "method:ravel", "method:tolist", "method:astype",
               "method:flatten", "method:take", "setattr:real", "setattr:imag",

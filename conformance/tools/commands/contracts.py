@@ -50,6 +50,17 @@ def cmd_contracts(args: argparse.Namespace, extra: list[str]) -> int:
     print(f"torch {declared.version}: {declared.source}")
     for line in contracts.summary(contracts.measure(declared, cases, registry.get_adapter("torch"))):
         print(for_terminal(line))
+    from conformance.tools import paddle_contracts
+
+    try:
+        paddle = paddle_contracts.read()
+    except paddle_contracts.PaddleContractsError as exc:
+        print_error(str(exc))
+        return 2
+    files = ", ".join(f"{f['path']}@{f['commit'][:10]}" for f in paddle["source"]["files"])
+    print(f"paddle {paddle['version']}: the inplace: and view: maps of {files}")
+    for line in paddle_contracts.reach(paddle, cases):
+        print(for_terminal(line))
     return 0
 
 
@@ -74,6 +85,10 @@ def _not_what_torch_declares(declared: Any) -> list[str]:
     if made != contracts.DATA.read_text(encoding="utf-8"):
         problems.append(f"{contracts.DATA} is not what the installed torch declares (python -m "
                         "conformance.tools.contracts --introspect writes it)")
+    from conformance.tools import paddle_contracts
+
+    problems += [f"{p} (python -m conformance.tools.paddle_contracts --write writes it)"
+                 for p in paddle_contracts.stale(paddle_contracts.read())]
     sampled = out_calls.dump(out_calls.sample(declared))
     try:
         committed = out_calls.DATA.read_text(encoding="utf-8")
