@@ -125,6 +125,10 @@ def test_every_mutation_is_the_frameworks_refusal(corpus_run: dict[str, Any]) ->
                 continue
             if seen["status"] == "not_run":
                 continue
+            if not refusal_seen and numpy_seen["status"] == "error" and seen == numpy_seen:
+                # NumPy refuses the call itself before anything is written (a function without
+                # out=, an out array of another shape: the generated out= cases): no mutation
+                continue
             reached += 1
             refused += refusal_seen
             assert refusal_seen or seen == numpy_seen, (case_id, step.text, seen)
