@@ -45,9 +45,9 @@ class Contract:
     def keys(self) -> tuple[str, ...]:
         """The vocabulary keys its spellings are: ``torch.Tensor.NAME`` is ``method:NAME``
         (``attr:NAME`` for a property), ``torch.NAME`` and ``torch.nn.functional.NAME`` are
-        ``fn:NAME``; an out= variant is the function called with ``out=`` (its methods take no
-        ``out``), and its torch.linalg / special / fft spelling (``linalg_cholesky`` is
-        ``torch.linalg.cholesky``) is ``fn:NAME`` too, named after the operator."""
+        ``fn:NAME``; a torch.linalg / special / fft spelling (``linalg_cholesky`` is
+        ``torch.linalg.cholesky``) is ``fn:NAME`` too, named after the operator. An out=
+        variant is the function called with ``out=``: its methods take no ``out``."""
         keys = []
         namespaced = {f"torch.{prefix}.{self.name[len(prefix) + 1:]}" for prefix in NAMESPACES
                       if self.name.startswith(prefix + "_")}
@@ -58,7 +58,7 @@ class Contract:
                 keys.append("method:" + self.name)
             elif spelling in (f"torch.{self.name}", f"torch.nn.functional.{self.name}"):
                 keys.append("fn:" + self.name)
-            elif spelling in namespaced and self.kind == "out":
+            elif spelling in namespaced:
                 keys.append("fn:" + self.name)
         return tuple(dict.fromkeys(keys))
 

@@ -60,8 +60,8 @@ def test_the_dump_reads_back_and_spellings_become_vocabulary_keys(tmp_path: Path
     path.write_text(contracts.dump(contracts.build(FOUND)), encoding="utf-8")
     read = contracts.read(path)
     keys = {c.name: c.keys for c in read.operators}
-    assert keys == {"view": ("method:view",), "add_": ("method:add_",), "add": ("fn:add",),
-                    "mT": ("attr:mT",), "linalg_diagonal": ()}  # an out= variant: the function only
+    assert keys == {"view": ("method:view",), "add_": ("method:add_",), "add": ("fn:add",),  # out=: the function
+                    "mT": ("attr:mT",), "linalg_diagonal": ("fn:linalg_diagonal",)}
     assert read.of_kind("out")[0].overloads[0].aliased == "out"
     assert len(read.excluded) == 4
 
@@ -172,7 +172,7 @@ def test_a_contract_is_reached_by_a_case_that_calls_it_and_asserts_its_relation(
     found = reaches(CASES, {"method:view", "method:add_", "fn:add"})
     assert found["view"]["view"] == (("views.view.shares",), "")
     assert found["view"]["mT"] == ((), "not in the vocabulary (no counterpart for attr:mT)")
-    assert found["view"]["linalg_diagonal"] == ((), "no vocabulary key: spelled only torch.linalg.diagonal")
+    assert found["view"]["linalg_diagonal"] == ((), "not in the vocabulary (no counterpart for fn:linalg_diagonal)")
     assert found["inplace"]["add_"][1] == "no case asserts same_object, shares_memory or same_storage, version_change"
     assert found["out"]["add"] == (("out.add.is_out",), "")
 
@@ -441,8 +441,9 @@ def test_an_out_variant_spelled_in_torch_linalg_special_or_fft_is_its_function_u
     cholesky = out_contract("linalg_cholesky", "aten::linalg_cholesky.out(Tensor self, *, bool upper=False, "
                                                "Tensor(a!) out) -> Tensor(a!)", "torch.linalg.cholesky")
     assert cholesky.keys == ("fn:linalg_cholesky",)
-    diagonal = contracts.Contract("linalg_diagonal", "view", ("torch.linalg.diagonal",), ())
-    assert diagonal.keys == ()  # control: a view keeps no key for it (no case calls linalg.diagonal)
+    assert contracts.Contract("linalg_diagonal", "view", ("torch.linalg.diagonal",), ()).keys == (
+        "fn:linalg_diagonal",)
+    assert contracts.Contract("diagonal", "view", ("torch.linalg.diagonal",), ()).keys == ()  # control: another name
     from conformance import registry
 
     torch_table = registry.get_adapter("torch")
@@ -555,3 +556,20 @@ def test_the_check_refuses_sampled_calls_that_are_not_what_the_installed_torch_s
                        "conformance.tools.out_calls --sample writes it)")
     monkeypatch.setattr(out_calls, "sample", lambda declared: out_calls.yaml.safe_load(out_calls.DATA.read_text()))
     assert command._not_what_torch_declares(contracts.read()) == []  # control: what it samples
+
+
+def test_a_compiled_refusal_with_a_known_upstream_issue_says_so_in_its_reason() -> None:
+    gen, case = generated_case(out_contract("add", "aten::add.out(Tensor self, Tensor other, *, Tensor(a!) out) -> "
+                                                   "Tensor(a!)", "torch.add"))
+    failed = {"at": 1, "kind": "other", "type": "torch._dynamo.exc.BackendCompilerFailed",
+              "message": "expand: the requested shape has too few dimensions!"}
+    other = {"at": 1, "kind": "other", "type": "RuntimeError", "message": "something else"}
+    text = contract_cases.case_text(gen, case, [Observation("torch", "1.0", observed={}),
+                                                Observation("torch_compile", "1.0", observed={}, error=failed)],
+                                    frozenset(), [])
+    assert "torch.compile fails to compile the same call. Related upstream: https://github.com/pytorch/pytorch/" \
+           "issues/110699" in text
+    text = contract_cases.case_text(gen, case, [Observation("torch", "1.0", observed={}),
+                                                Observation("torch_compile", "1.0", observed={}, error=other)],
+                                    frozenset(), [])
+    assert "torch_compile:" in text and "Related upstream" not in text  # control: another error

@@ -123,6 +123,7 @@ VIEW_CALLS: dict[str, Call] = {
     "expand": Call("r = x.expand(2, 2, 3)"),
     "broadcast_to": Call("r = x.broadcast_to((2, 2, 3))"),
     "diagonal": Call("r = x.diagonal()"),
+    "linalg_diagonal": Call("r = linalg_diagonal(x)"),
     "narrow": Call("r = x.narrow(1, 1, 2)"),
     "select": Call("r = x.select(0, 1)"),
     "unfold": Call("r = x.unfold(1, 2, 1)"),
@@ -145,6 +146,7 @@ VIEW_CALLS: dict[str, Call] = {
     "reshape_as": Call("r = x.reshape_as(s)", given={"s": "{shape: [6], fill: 0, dtype: float32}"}),
     "expand_as": Call("r = x.expand_as(s)", given={"s": "{shape: [2, 2, 3], fill: 0, dtype: float32}"}),
     # sparse-only: torch's kernels refuse a dense (strided) tensor; the cases record the refusal
+    # (observing a sparse tensor's values and memory is not supported by the probes)
     "indices": Call("r = x.indices()", ("contiguous",)),
     "values": Call("r = x.values()", ("contiguous",)),
     "coalesce": Call("r = x.coalesce()", ("contiguous",)),
@@ -592,6 +594,30 @@ UPSTREAM: Mapping[str, str] = {
 }
 
 
+# what a framework's refusal found, with the upstream issues found about it (a search of the
+# project's issues), appended to the reason of the override that records it: (framework, a
+# regex searched in the error's type and message) -> words
+UPSTREAM_OF_ERRORS: Mapping[tuple[str, str], str] = {
+    (compiled, r"BackendCompilerFailed: expand: "): (
+        "Finding: eager torch resizes an out= tensor of another shape (with its warning) and "
+        "torch.compile fails to compile the same call. Related upstream: "
+        "https://github.com/pytorch/pytorch/issues/110699 (torch.compile fails on index_select with out=), "
+        "https://github.com/pytorch/pytorch/pull/182349 (empty(..., out=) not resized under torch.compile)")
+    for compiled in ("torch_compile", "torch_inductor")
+}
+
+
+def upstream_of_error(framework: str, error: Mapping[str, Any] | None) -> str:
+    """The words of :data:`UPSTREAM_OF_ERRORS` for a framework's recorded error, or ''."""
+    import re
+
+    if not error:
+        return ""
+    text = f"{error.get('type', '')}: {error.get('message', '')}"
+    return next((words for (fw, pattern), words in UPSTREAM_OF_ERRORS.items()
+                 if fw == framework and re.search(pattern, text)), "")
+
+
 def finding_reason(gen: Generated, version: str | None) -> str:
     schemas = " | ".join(o.schema for o in gen.contract.overloads)
     upstream = UPSTREAM.get(gen.contract.name)
@@ -616,6 +642,10 @@ def case_text(gen: Generated, case: Any, observations: Sequence[Any], aliases: f
         reasons["torch"] = finding_reason(gen, torch.version)
         for k, v in overrides["torch"].items():
             findings.append(Finding(gen.case_id, gen.contract.overloads[0].schema, f"{k}: {declared.get(k)}", f"{v}"))
+    for o in observations:
+        found = upstream_of_error(o.framework, o.error) if o.framework in overrides else ""
+        if found:
+            reasons[o.framework] = reasons[o.framework].rstrip(".") + ". " + found + "."
     _unstable(gen, shared, overrides, reasons, {o.framework for o in observations if o.status == "ran"})
     lines = expect_lines(case, shared, {})
     for fw in sorted(overrides):
