@@ -234,6 +234,11 @@ class ArrayApiStrictProbes(TensorProbes):
     def layout(self, obj: Any) -> Layout:
         return super().layout(self._numpy(obj))
 
+    def strides_of(self, obj: Any) -> tuple[int, ...] | None:
+        # the standard exposes no strides: these are the private NumPy array's, the layout the
+        # memory probes read too
+        return super().strides_of(self._numpy(obj))
+
     def overlaps(self, a: Any, b: Any) -> bool:
         return super().overlaps(self._numpy(a), self._numpy(b))
 

@@ -398,6 +398,17 @@ class ArrayProbes:
     def shape_of(self, obj: Any) -> tuple[int, ...]:
         return tuple(int(d) for d in obj.shape)
 
+    def strides_of(self, obj: Any) -> tuple[int, ...] | None:
+        """The element strides the framework exposes (the ``strides`` kind), in elements, not
+        bytes; None where it exposes none for ``obj``. NumPy: ``strides`` over ``itemsize``
+        (None for a byte stride that is no whole number of elements: a view made with
+        as_strided or of a structured dtype's field)."""
+        size = int(obj.itemsize)
+        strides = tuple(int(s) for s in obj.strides)
+        if size == 0 or any(s % size for s in strides):
+            return None
+        return tuple(s // size for s in strides)
+
     def layout(self, obj: Any) -> Layout:
         import numpy as np
 
@@ -466,7 +477,8 @@ class TensorProbes(ArrayProbes):
     ``tensor_<probe>`` for its own tensors, with NumPy's (:class:`ArrayProbes`) for anything
     else. A framework's probes class defines ``_is_tensor`` and the ``tensor_*`` probes where
     its tensors answer otherwise than NumPy's would (each defaults to NumPy's: no gradient,
-    no version counter, ``np.array(obj)``)."""
+    no version counter, ``np.array(obj)``), but ``tensor_strides_of``, which defaults to None
+    (no strides) unless the framework exposes them)."""
 
     def _is_tensor(self, obj: Any) -> bool:
         raise NotImplementedError
@@ -482,6 +494,9 @@ class TensorProbes(ArrayProbes):
 
     def shape_of(self, obj: Any) -> tuple[int, ...]:
         return self.tensor_shape_of(obj) if self._is_tensor(obj) else super().shape_of(obj)
+
+    def strides_of(self, obj: Any) -> tuple[int, ...] | None:
+        return self.tensor_strides_of(obj) if self._is_tensor(obj) else super().strides_of(obj)
 
     def layout(self, obj: Any) -> Layout:
         return self.tensor_layout(obj) if self._is_tensor(obj) else super().layout(obj)
@@ -524,6 +539,11 @@ class TensorProbes(ArrayProbes):
 
     def tensor_shape_of(self, obj: Any) -> tuple[int, ...]:
         return super().shape_of(obj)
+
+    def tensor_strides_of(self, obj: Any) -> tuple[int, ...] | None:
+        # not NumPy's: a framework's tensors expose strides only where it says so (torch's
+        # stride(), Paddle's get_strides()); JAX and TensorFlow arrays have none
+        return None
 
     def tensor_layout(self, obj: Any) -> Layout:
         return super().layout(obj)

@@ -280,7 +280,9 @@ class JaxAdapter(JaxProbes, Adapter):
     # as a function of the inputs that require grad (conformance/run/gradients.py): a leaf's
     # gradient is observable; requires_grad, is_leaf and version counters are no notion of JAX's
     functional_gradient = "jax.grad / jax.vjp"
-    unobservable = frozenset({"version_change", "requires_grad", "is_leaf"})
+    # strides: a jax.Array exposes none (no strides attribute or method; its buffer is XLA's,
+    # laid out as XLA chooses), so a layout a case states is not observable on JAX
+    unobservable = frozenset({"version_change", "requires_grad", "is_leaf", "strides"})
     error_patterns = {
         # each a message the corpus records (docs/case-format.md, "Error kinds"): a message never
         # met is classified on purpose when a case first meets it (tests/test_error_kinds.py)

@@ -206,6 +206,12 @@ class MindsporeProbes(TensorProbes):
         return Layout(int(obj.data_ptr()), tuple(int(d) for d in obj.shape), tuple(int(s) * size for s in obj.stride()),
                       size, (start, start + int(storage.nbytes())))
 
+    def tensor_strides_of(self, obj: Any) -> tuple[int, ...] | None:
+        # stride() is the layout, in elements ([1, 3] for the transpose of a 2x3 tensor); the
+        # strides property is not: NumPy-style bytes of a contiguous tensor of the same shape
+        # ((8, 4) for that transpose; measured on MindSpore 2.10.0)
+        return tuple(int(s) for s in obj.stride())
+
     def tensor_version_of(self, obj: Any) -> int | None:
         return int(obj._version)
 

@@ -252,6 +252,12 @@ class PaddleProbes(TensorProbes):
         ptr = obj.data_ptr()
         return Layout(ptr, tuple(obj.shape), tuple(s * size for s in obj.get_strides()), size, None)
 
+    def tensor_strides_of(self, obj: Any) -> tuple[int, ...] | None:
+        _refuse_sparse(obj)
+        # get_strides() (the same list as the strides property) is in elements: [3, 1] for a
+        # float32 2x3 tensor, [1, 3] for its transpose (measured on Paddle 3.3.1)
+        return tuple(int(s) for s in obj.get_strides())
+
     def same_allocation(self, a: Any, b: Any) -> bool:
         if self._is_tensor(a) and self._is_tensor(b):
             # Paddle's bookkeeping knows when two tensors hold one buffer, even without a

@@ -345,7 +345,9 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
     # tf.GradientTape that watches the inputs that require grad (conformance/run/gradients.py):
     # a leaf's gradient is observable; requires_grad, is_leaf and version counters are not
     functional_gradient = "tf.GradientTape"
-    unobservable = frozenset({"version_change", "requires_grad", "is_leaf"})
+    # strides: a tf.Tensor exposes none (no strides attribute or method; every tensor is a
+    # dense buffer of its own), so a layout a case states is not observable on TensorFlow
+    unobservable = frozenset({"version_change", "requires_grad", "is_leaf", "strides"})
     # each a message the corpus records (docs/case-format.md, "Error kinds"): a message never
     # met is classified on purpose when a case first meets it (tests/test_error_kinds.py)
     error_patterns = {

@@ -134,6 +134,11 @@ class TorchProbes(TensorProbes):
         return Layout(obj.data_ptr(), tuple(obj.shape), tuple(s * size for s in obj.stride()), size,
                       (start, start + storage.nbytes()))
 
+    def tensor_strides_of(self, obj: Any) -> tuple[int, ...] | None:
+        if obj.layout != _torch().strided:  # a sparse or mkldnn tensor has no strides (stride() raises)
+            return None
+        return tuple(int(s) for s in obj.stride())  # in elements
+
     def tensor_grad(self, obj: Any) -> Any:
         # Reading .grad of a non-leaf warns; that is the probe's read, not a step's
         # behaviour (a step that reads x.grad still records the warning).

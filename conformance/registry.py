@@ -341,7 +341,7 @@ class BrokenAdapter:
 
     # what only a loaded framework answers
     make_input = compile = gradient = refused_mutation = error_message = out_of_memory = classify_error = _broken
-    to_numpy = dtype_name = shape_of = same_allocation = recorded_base = overlaps = _broken
+    to_numpy = dtype_name = shape_of = strides_of = same_allocation = recorded_base = overlaps = _broken
     grad = requires_grad = is_leaf = version_of = probe_fill = probe_restore = sentinels = _broken
 
 

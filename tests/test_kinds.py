@@ -109,6 +109,15 @@ PARSE_ERRORS = [
     ('shape', '{y: [-1]}', 15, 'CF000',
      "'shape': 'shape' must be a list of non-negative integers",
      "e.g. shape: [2, 3]"),
+    ('strides', '{y: [1.5, 1]}', 17, 'CF000',
+     "'strides' must be a list of integers, got a number (1.5) at position 0",
+     "one integer per dimension, in elements: e.g. strides: {y: [3, 1]}"),
+    ('strides', '{y: 3}', 17, 'CF000',
+     "'strides' must be a list of integers, got a number (3)",
+     "one integer per dimension, in elements: e.g. strides: {y: [3, 1]}"),
+    ('strides', '{y: [true]}', 17, 'CF000',
+     "'strides' must be a list of integers, got a boolean (True) at position 0",
+     "one integer per dimension, in elements: e.g. strides: {y: [3, 1]}"),
     ('requires_grad', '{y: 1}', 23, 'CF000',
      "'requires_grad' must be true or false, got a number (1)",
      None),
@@ -310,6 +319,7 @@ CHECKS = [
     ("grad: {x: null}", "grad of x", "None", "[1.0, 1.0]", ""),
     ("dtype: {y: int64}", "dtype of y", "int64", "float32", ""),
     ("shape: {y: [3]}", "shape of y", [3], [2], ""),
+    ("strides: {y: [2]}", "strides of y", [2], [1], ""),
     ("requires_grad: {y: false}", "requires_grad of y", False, True, ""),
     ("is_leaf: {v: true}", "is_leaf of v", True, False, ""),
     ("version_change: {y: 0}", "version_change of y", 0, 1, ""),
@@ -319,6 +329,7 @@ CHECKS = [
     ("same_object: {v & x: true}", "same_object(v, x)", True, False, None),
 ]
 PASSING = ["values: {y: [2.0, 3.0]}", "grad: {x: [1.0, 1.0]}", "dtype: {y: float32}", "shape: {y: [2]}",
+           "strides: {y: [1]}",
            "requires_grad: {y: true}", "is_leaf: {v: false}", "version_change: {y: 1}",
            "shares_memory: {v & x: true}", "same_storage: {v & x: true}", "same_object: {v & x: false}"]
 
@@ -391,6 +402,57 @@ def test_a_property_the_framework_has_no_notion_of_is_unobservable_not_compared(
     assert outcome.verdict == UNCHECKED and outcome.observed == {}
     assert outcome.unobservable == ["version_change of y: probe has no version change"]
     assert outcome.reason == "nothing compared: version_change of y: probe has no version change"
+
+
+def test_strides_are_in_elements_and_a_tensor_without_them_is_unobservable() -> None:
+    # the fake's arrays are NumPy's: strides in bytes over the itemsize
+    steps = "['y = x.clone()', 'v = x.view(2, 1)']"
+    outcome = run(load_case("{strides: {y: [1], v: [1, 1]}}", steps), ProbeAdapter())
+    assert outcome.verdict == PASS and outcome.observed[ResultKey("strides", ("v",))] == [1, 1]
+
+    class NoStrides(ProbeAdapter):  # a framework that gives none for this tensor (a JAX array in torch's run)
+        def strides_of(self, obj: Any) -> tuple[int, ...] | None:
+            return None
+
+    outcome = run(load_case("{strides: {y: [1]}}"), NoStrides())
+    assert outcome.verdict == UNCHECKED and outcome.observed == {}
+    assert outcome.unobservable == ["strides of y: y exposes no element strides"]
+
+    class Declared(ProbeAdapter):  # JAX, TensorFlow: declared in the adapter
+        unobservable = frozenset({"strides"})
+
+    outcome = run(load_case("{strides: {y: [1]}, values: {y: [2.0, 3.0]}}"), Declared())
+    assert outcome.verdict == PASS and outcome.unobservable == ["strides of y: probe has no strides"]
+    assert ResultKey("strides", ("y",)) not in outcome.observed
+
+    class Refuses(ProbeAdapter):
+        def strides_of(self, obj: Any) -> tuple[int, ...] | None:
+            raise TypeError("a sparse tensor has no strides")
+
+    (m,) = run(load_case("{strides: {y: [1]}}"), Refuses()).mismatches
+    assert (m.what, m.observed) == ("strides of y", "reading it raised TypeError: a sparse tensor has no strides")
+
+
+def test_a_numpy_stride_that_is_no_whole_element_is_none() -> None:
+    from conformance.adapters.base import ArrayProbes
+
+    a = np.zeros(4, dtype=[("a", np.int8), ("b", np.int32)])
+    assert ArrayProbes().strides_of(a["b"]) is None  # 5 bytes apart, 4-byte elements
+    assert ArrayProbes().strides_of(np.arange(6.0).reshape(2, 3).T) == (1, 3)
+    assert ArrayProbes().strides_of(np.arange(4)[::-1]) == (-1,)
+    assert ArrayProbes().strides_of(np.broadcast_to(np.arange(3), (2, 3))) == (0, 1)
+
+
+def test_observe_writes_strides_only_where_a_layout_is_not_dense_row_major() -> None:
+    strides = kinds.get("strides")
+    key = ResultKey("strides", ("y",))
+    case = load_case("{values: {y: [2.0, 3.0]}}")
+    assert not strides.worth_writing(key, {"torch": [3, 1], "numpy": [3, 1]}, case, set())
+    assert not strides.worth_writing(key, {"torch": [1], "numpy": [1]}, case, set())
+    for layout in ([1, 3], [0, 1], [3, 2], [-1]):
+        assert strides.worth_writing(key, {"torch": [3, 1], "numpy": layout}, case, set()), layout
+    # frameworks that disagree, each dense: worth a line (the compiled mode's copy)
+    assert strides.worth_writing(key, {"torch": [6, 2, 1], "paddle": [6, 3, 1]}, case, set())
 
 
 def test_kinds_are_checked_error_first_and_relations_last_in_written_order_within() -> None:

@@ -139,6 +139,18 @@ def test_a_compiled_mode_votes_for_nothing_and_differs_only_from_its_lineage() -
     assert overrides["torch_compile"][ResultKey.parse("values.y")] is None  # never observed: not expected
 
 
+def test_a_compiled_mode_differs_where_its_value_alone_would_not_be_written() -> None:
+    # paddle_static's transpose is a dense copy ([2, 1]): alone not worth a strides line, but
+    # eager Paddle's [1, 3] is expected of it, so the mode gets its own (cases/views/strides.yaml)
+    case = load_text(CASE, "t.yaml", registry.vocabulary(), draft=True).cases[0]
+    eager = [Observation(fw, "1.0", observed=keyed({"strides.y": [1, 3]})) for fw in ("torch", "paddle", "numpy")]
+    dense = Observation("paddle_static", "1.0", observed=keyed({"strides.y": [2, 1]}))
+    same = Observation("torch_compile", "1.0", observed=keyed({"strides.y": [1, 3]}))
+    shared, overrides = split(case, [*eager, dense, same])
+    assert shared == keyed({"strides.y": [1, 3]})
+    assert overrides == {"paddle_static": keyed({"strides.y": [2, 1]})}
+
+
 def test_a_framework_that_raises_first_takes_no_entry_out_of_the_shared_expectation() -> None:
     case = load_text(CASE, "t.yaml", registry.vocabulary(), draft=True).cases[0]
     boom = {"at": 1, "kind": "other", "type": "builtins.RuntimeError", "message": "no kernel"}

@@ -18,7 +18,7 @@ from typing import Any, Iterator, Sequence
 
 from conformance.kinds.base import Kind
 from conformance.kinds.errors import ExpectedError, ExpectedWarning
-from conformance.kinds.properties import Dtype, Grad, IsLeaf, RequiresGrad, Shape, Values, VersionChange
+from conformance.kinds.properties import Dtype, Grad, IsLeaf, RequiresGrad, Shape, Strides, Values, VersionChange
 from conformance.kinds.relations import RecordedView, SameObject, SameStorage, SharesMemory
 from conformance.model import Expect, ResultKey
 
@@ -30,6 +30,7 @@ KINDS: list[Kind] = [
     Values(),
     Dtype(),
     Shape(),
+    Strides(),
     Grad(),
     RequiresGrad(),
     IsLeaf(),

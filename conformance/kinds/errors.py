@@ -55,7 +55,7 @@ class ExpectedError(WholeKind):
     phase = ERRORS
     always_checked = True
     value_types = (ErrorExpectation, ErrorDetail)
-    observe_order = 9
+    observe_order = 10
 
     def parse_value(self, raw: Any, loc: Location, ctx: ParseContext) -> Any:
         m = fields.mapping(raw, loc, "'error'")
@@ -215,7 +215,7 @@ class ExpectedWarning(WholeKind):
                    "override, removes the shared expected warning).")
     phase = WARNINGS
     value_types = (WarningExpectation,)
-    observe_order = 10
+    observe_order = 11
 
     def parse_value(self, raw: Any, loc: Location, ctx: ParseContext) -> Any:
         m = fields.mapping(raw, loc, "'warning'")

@@ -1,5 +1,5 @@
-"""Properties of one tensor: ``values``, ``grad``, ``dtype``, ``shape``, ``requires_grad``,
-``is_leaf``, ``version_change``. Each is written ``{name: expected}`` and observed through
+"""Properties of one tensor: ``values``, ``grad``, ``dtype``, ``shape``, ``strides``,
+``requires_grad``, ``is_leaf``, ``version_change``. Each is written ``{name: expected}`` and observed through
 one of the adapter's probes."""
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class Grad(_Array):
     description = "Tensor -> its .grad values, or null for no gradient."
     null_is_value = True  # so an override cannot drop a shared grad entry
     probed = "autograd"
-    observe_order = 8
+    observe_order = 9
 
     def parse_value(self, value: Any, loc: Location, text: str) -> Any:
         return None if value is None else super().parse_value(value, loc, text)
@@ -136,6 +136,71 @@ class Shape(TensorKind):
         return list(run.adapter.shape_of(obj))
 
 
+class Strides(TensorKind):
+    """The layout a tensor has: its strides in elements (a transposed view's ``[1, 3]``, an
+    expanded view's ``0``), through the adapter's ``strides_of``. A framework whose tensors
+    expose no strides lists ``strides`` in its adapter's ``unobservable``; a tensor whose
+    framework gives none (another framework's, a NumPy array viewed in bytes that are no whole
+    element) is unobservable too, never compared."""
+
+    name = "strides"
+    description = ("Tensor -> its strides, in elements (not bytes), as the framework exposes them "
+                   "(torch stride(), NumPy strides / itemsize).")
+    probed = "always"
+    observe_order = 5
+
+    def parse_value(self, value: Any, loc: Location, text: str) -> Any:
+        fix = "one integer per dimension, in elements: e.g. strides: {y: [3, 1]}"
+        if not isinstance(value, list):
+            raise CaseFormatError(loc, f"'strides' must be a list of integers, got {fields.kind_of(value)}", fix)
+        for i, v in enumerate(value):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise CaseFormatError(loc, f"'strides' must be a list of integers, got {fields.kind_of(v)} at "
+                                      f"position {i}", fix)
+        if len(value) > fields.MAX_DIMS:
+            raise CaseFormatError(loc, f"'strides' has {len(value)} dimensions; at most {fields.MAX_DIMS} are "
+                                  "allowed", "one stride per dimension of the tensor's shape")
+        return list(value)
+
+    def value_schema(self) -> dict[str, Any]:
+        return {"type": "array", "items": {"type": "integer"}, "maxItems": fields.MAX_DIMS}
+
+    def compare(self, obj: Any, name: str, expected: Any, run: Checking) -> None:
+        key, what = self.key((name,)), self.what((name,))
+        try:
+            strides = run.adapter.strides_of(obj)
+        except Exception as exc:  # the framework refuses to say (a sparse Paddle tensor)
+            run.miss(what, expected, f"reading it raised {type(exc).__name__}: {exc}", key, name)
+            return
+        if strides is None:  # never a pass with nothing compared
+            run.unobservable(f"{what}: {name} exposes no element strides")
+            return
+        observed = [int(s) for s in strides]
+        run.record(key, observed)
+        if observed != expected:
+            run.miss(what, expected, observed, key, name)
+
+    def observe(self, obj: Any, run: Checking) -> Any:
+        strides = run.adapter.strides_of(obj)
+        return None if strides is None else [int(s) for s in strides]
+
+    def worth_writing(self, key: ResultKey, values: Mapping[str, Any], case: Case,
+                      made: Collection[tuple[str, str]]) -> bool:
+        # a layout other than a fresh tensor's on some framework (a stride of 0, a step, the
+        # dimensions in another order), or frameworks that disagree; a dense row-major layout
+        # everywhere says no more than the shape
+        seen = [v for v in values.values() if isinstance(v, list)]
+        return any(not _row_major_like(v) for v in seen) or any(v != seen[0] for v in seen)
+
+
+def _row_major_like(strides: list[int]) -> bool:
+    """Whether strides read as a dense row-major tensor's (the last 1, each a positive
+    multiple of the next: [6, 3, 1], [2, 1], [1], [])."""
+    if not strides:
+        return True
+    return strides[-1] == 1 and all(a > 0 and b > 0 and a % b == 0 and a >= b for a, b in zip(strides, strides[1:]))
+
+
 class _Flag(TensorKind):
     """A yes-or-no property of a tensor's autograd state."""
 
@@ -157,7 +222,7 @@ class _Flag(TensorKind):
 class RequiresGrad(_Flag):
     name = "requires_grad"
     description = "Tensor -> whether it requires grad (Paddle: not stop_gradient)."
-    observe_order = 6
+    observe_order = 7
 
     def observe(self, obj: Any, run: Checking) -> Any:
         return run.adapter.requires_grad(obj)
@@ -166,7 +231,7 @@ class RequiresGrad(_Flag):
 class IsLeaf(_Flag):
     name = "is_leaf"
     description = "Tensor -> whether it is a leaf of the autograd graph."
-    observe_order = 7
+    observe_order = 8
 
     def observe(self, obj: Any, run: Checking) -> Any:
         return run.adapter.is_leaf(obj)
@@ -176,7 +241,7 @@ class VersionChange(TensorKind):
     name = "version_change"
     description = "Tensor -> how much its version counter rose since the object first appeared."
     probed = "always"
-    observe_order = 5
+    observe_order = 6
 
     def parse_value(self, value: Any, loc: Location, text: str) -> Any:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:

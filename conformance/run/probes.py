@@ -66,6 +66,10 @@ class Probes:
     def shape_of(self, obj: Any) -> tuple[int, ...]:
         return tuple(self.owner(obj).shape_of(obj))
 
+    def strides_of(self, obj: Any) -> tuple[int, ...] | None:
+        strides = self.owner(obj).strides_of(obj)
+        return None if strides is None else tuple(strides)
+
     def layout(self, obj: Any) -> Any:
         return self.owner(obj).layout(obj)
 

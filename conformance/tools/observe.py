@@ -205,9 +205,14 @@ def split(case: Case, observations: list[Observation]) -> tuple[dict[ResultKey, 
 
 def _differing(case: Case, mode: Observation, expected: dict[ResultKey, Any]) -> dict[ResultKey, Any]:
     """What a compiled mode observed otherwise than ``expected`` (its lineage's expectation):
-    its own value, or null where it observed nothing of an expectation it could have."""
+    its own value, or null where it observed nothing of an expectation it could have. An
+    observation the lineage expects is compared even where the mode's value alone would not
+    be worth a line (a contiguous [2, 1] where the eager strides are [1, 3], a dtype equal to
+    the input's where the eager one is not)."""
     own: dict[ResultKey, Any] = {}
-    for key in chosen(case, [mode]):
+    mine = chosen(case, [mode])
+    keys = mine + [k for k in expected if k.names and k in mode.observed and k not in mine]
+    for key in keys:
         if key not in expected or _as_compiled(key, mode.observed[key]) != _as_compiled(key, expected[key]):
             own[key] = mode.observed[key]
     for key in expected:
