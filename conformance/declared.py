@@ -9,6 +9,7 @@ import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -82,15 +83,21 @@ class Contracts:
         return [c for c in self.operators if c.kind == kind]
 
 
-def read(path: Path = DATA) -> Contracts:
+def load_data(path: Path, error: type[Exception], remedy: str) -> Any:
+    """A committed data file's YAML, read safely; ``error`` says what went wrong, with
+    ``remedy`` (how to write the file again) where it cannot be read."""
     try:
-        # libyaml's safe loader: the file is 0.2 MB, which the pure-Python one takes 0.5 s to read
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+        # libyaml's safe loader: torch.yaml is 0.2 MB, which the pure-Python one takes 0.5 s to read
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
     except OSError as exc:
-        raise ContractsError(f"{path}: cannot be read ({exc.strerror}): run python -m conformance.tools.contracts "
-                             "--introspect where torch is installed") from None
+        raise error(f"{path}: cannot be read ({exc.strerror}): {remedy}") from None
     except yaml.YAMLError as exc:
-        raise ContractsError(f"{path}: not YAML ({exc})") from None
+        raise error(f"{path}: not YAML ({exc})") from None
+
+
+def read(path: Path = DATA) -> Contracts:
+    data = load_data(path, ContractsError, "run python -m conformance.tools.contracts --introspect where torch is "
+                                           "installed")
     try:
         operators = tuple(
             Contract(name=o["name"], kind=o["kind"], spellings=tuple(o["spellings"]),

@@ -107,7 +107,7 @@ def test_the_check_refuses_a_data_file_that_is_not_what_the_installed_torch_decl
     monkeypatch.setattr(out_calls, "sample", lambda declared: {"calls": [], "left": []})
     monkeypatch.setattr(out_calls, "DATA", tmp_path / "torch_out_calls.yaml")
     (out_calls.DATA).write_text(out_calls.dump({"calls": [], "left": []}), encoding="utf-8")
-    (problem,) = command._not_what_torch_declares(contracts.read())
+    (problem,) = command._not_what_the_frameworks_declare(contracts.read())
     assert problem == (f"{forged} is not what the installed torch declares (python -m conformance.tools.contracts "
                        "--introspect writes it)")
 
@@ -551,11 +551,11 @@ def test_the_check_refuses_sampled_calls_that_are_not_what_the_installed_torch_s
     contracts.DATA.write_text(contracts.dump(contracts.build({"version": "x", "operators": []})), encoding="utf-8")
     monkeypatch.setattr(out_calls, "DATA", sampled_file(tmp_path))
     monkeypatch.setattr(out_calls, "sample", lambda declared: {"calls": [], "left": []})
-    (problem,) = command._not_what_torch_declares(contracts.read())
+    (problem,) = command._not_what_the_frameworks_declare(contracts.read())
     assert problem == (f"{out_calls.DATA} is not what the installed torch samples (python -m "
                        "conformance.tools.out_calls --sample writes it)")
     monkeypatch.setattr(out_calls, "sample", lambda declared: out_calls.yaml.safe_load(out_calls.DATA.read_text()))
-    assert command._not_what_torch_declares(contracts.read()) == []  # control: what it samples
+    assert command._not_what_the_frameworks_declare(contracts.read()) == []  # control: what it samples
 
 
 def test_a_compiled_refusal_with_a_known_upstream_issue_says_so_in_its_reason() -> None:

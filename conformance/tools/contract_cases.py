@@ -300,26 +300,20 @@ OUT_CALLS: dict[str, Call] = {
 RESULTS = ("r", "r1", "r2", "r3", "r4")
 
 
-def _sampled_calls() -> dict[str, Call]:
-    from conformance.tools.out_calls import read
+def _sampled_calls(sampled_calls: Any) -> dict[str, Call]:
+    """The Calls of the sampled data (an out_calls.OutCalls)."""
+    from conformance.tools.out_calls import other_size
 
     calls = {}
-    for name, sampled in read().calls.items():
-        outs = {o.name: f"{{shape: [{4 if _numel(o.shape) == 5 else 5}], fill: 0, dtype: {o.dtype}}}"
-                for o in sampled.outs}
-        sizes = ", ".join(f"[{4 if _numel(o.shape) == 5 else 5}]" for o in sampled.outs)
-        layout = Layout("wrong_size", f"out tensors of other shapes than its results', {sizes} (arguments from "
+    for name, sampled in sampled_calls.calls.items():
+        sizes = {o.name: other_size(o.shape) for o in sampled.outs}
+        outs = {o.name: f"{{shape: [{sizes[o.name]}], fill: 0, dtype: {o.dtype}}}" for o in sampled.outs}
+        shown = ", ".join(f"[{size}]" for size in sizes.values())
+        layout = Layout("wrong_size", f"out tensors of other shapes than its results', {shown} (arguments from "
                                       f"{sampled.source.split(':')[0]})", {**sampled.given, **outs}, ())
         calls[name] = Call(sampled.call, ("wrong_size",), out_shape=sampled.outs[0].shape,
                            outs=tuple(o.name for o in sampled.outs), values=sampled.values, sampled=layout)
     return calls
-
-
-def _numel(shape: tuple[int, ...]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 @dataclass(frozen=True)
@@ -357,25 +351,28 @@ def skeleton(contract: Contract, call: Call, layout: Layout) -> Generated:
                      call.values and contract.name not in RANDOM)
 
 
-def calls_for(kind: str) -> Mapping[str, Call]:
-    """The argument tables of a kind; out='s hand-written calls (every layout) before the
-    sampled ones."""
+def calls_for(kind: str, sampled: Any = None) -> Mapping[str, Call]:
+    """The argument tables of a kind; out='s hand-written calls (every layout) over the
+    sampled ones (``sampled``: the out_calls.OutCalls, read when not given)."""
     if kind == "out":
-        return {**_sampled_calls(), **OUT_CALLS}
+        from conformance.tools.out_calls import read
+
+        return {**_sampled_calls(read() if sampled is None else sampled), **OUT_CALLS}
     return {"view": VIEW_CALLS, "inplace": INPLACE_CALLS}[kind]
 
 
 def generate(contracts: Contracts, kind: str, table: Any) -> tuple[list[Generated], list[str]]:
     """The cases of one kind, and the operators left out with why (no argument table; the
     torch table lacks the key)."""
+    from conformance.tools.out_calls import read
+
     made, left = [], []
-    calls = calls_for(kind)
+    sampled = read() if kind == "out" else None  # read once: the calls and why the others have none
+    calls = calls_for(kind, sampled)
     for contract in contracts.of_kind(kind):
         call = calls.get(contract.name)
-        if call is None and kind == "out":
-            from conformance.tools.out_calls import read
-
-            left.append(f"{contract.name}: no sampled call ({read().left.get(contract.name, 'not sampled')})")
+        if call is None and sampled is not None:
+            left.append(f"{contract.name}: no sampled call ({sampled.left.get(contract.name, 'not sampled')})")
             continue
         if call is None:
             left.append(f"{contract.name}: no argument table (conformance/tools/contract_cases.py)")

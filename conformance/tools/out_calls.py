@@ -48,6 +48,12 @@ TENSOR_NAMES = ("x", "y", "z", "w", "u", "v", "p", "q", "s", "k", "t", "m")
 DTYPES = ("float32", "float64", "int64", "int32", "int16", "int8", "uint8", "bool")
 
 
+def other_size(shape: Sequence[int]) -> int:
+    """The element count of an out tensor of another shape than a result of ``shape``: 5,
+    or 4 where the result has 5 (torch resizes it, with its warning)."""
+    return 4 if math.prod(shape) == 5 else 5
+
+
 class OutCallsError(Exception):
     """The data file is missing or not what --sample writes."""
 
@@ -79,14 +85,10 @@ class OutCalls:
 def read(path: Path | None = None) -> OutCalls:
     """The sampled calls (of :data:`DATA` unless given), their shape checked (the steps are
     checked where they load, as case steps)."""
+    from conformance.declared import load_data
+
     path = DATA if path is None else path
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
-    except OSError as exc:
-        raise OutCallsError(f"{path}: cannot be read ({exc.strerror}): run python -m conformance.tools.out_calls "
-                            "--sample where torch is installed") from None
-    except yaml.YAMLError as exc:
-        raise OutCallsError(f"{path}: not YAML ({exc})") from None
+    data = load_data(path, OutCallsError, "run python -m conformance.tools.out_calls --sample where torch is installed")
     try:
         calls = {}
         for entry in data["calls"]:
@@ -255,7 +257,7 @@ def _tried(torch: Any, name: str, fn: Any, given: Mapping[str, str], text: list[
     does not run it, with and without out=."""
     first = _tensors(torch, fn(*args, **kwargs), count)
     second = _tensors(torch, fn(*args, **kwargs), count)
-    outs = [torch.empty(4 if r.numel() == 5 else 5, dtype=r.dtype) for r in first]
+    outs = [torch.empty(other_size(r.shape), dtype=r.dtype) for r in first]
     _tensors(torch, fn(*args, **kwargs, out=outs[0] if count == 1 else tuple(outs)), count)
     if any(r.numel() == 0 for r in first):
         raise Inexpressible("an empty result")

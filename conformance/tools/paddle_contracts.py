@@ -145,13 +145,11 @@ SPELLING = re.compile(r"paddle(\.Tensor|\.nn\.functional)?\.[A-Za-z][A-Za-z0-9_]
 def read(path: Path | None = None) -> dict[str, Any]:
     """The committed data (:data:`DATA` unless given), its shape checked: its names become
     vocabulary keys that a measurement looks up, never table entries."""
+    from conformance.declared import load_data
+
     path = DATA if path is None else path
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise PaddleContractsError(f"{path}: cannot be read ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise PaddleContractsError(f"{path}: not YAML ({exc})") from None
+    document = load_data(path, PaddleContractsError, "run python -m conformance.tools.paddle_contracts --write where "
+                                                     "paddle is installed")
     try:
         for contract in document["operators"]:
             if (contract["kind"] not in KINDS or not NAME.fullmatch(str(contract["name"]))
@@ -195,18 +193,15 @@ def reach(document: Mapping[str, Any], cases: Sequence[Any]) -> list[str]:
 
 
 def stale(document: Mapping[str, Any]) -> list[str]:
-    """Where Paddle is installed: each committed operator's and exclusion's spellings, looked
-    up again on it, in words where they differ (the data is a pull request's to change; its
-    version must be the installed one). Empty where Paddle is not installed."""
+    """Where Paddle is installed: each committed operator's spellings, looked up again on it,
+    in words where they differ (the data is a pull request's to change; its version must be
+    the installed one). Empty where Paddle is not installed."""
     import importlib.util
 
     if importlib.util.find_spec("paddle") is None:
         return []
-    import paddle
-
-    modules = (("paddle.Tensor", paddle.Tensor), ("paddle", paddle), ("paddle.nn.functional", paddle.nn.functional))
+    version, modules = _installed()
     problems = []
-    version = paddle.__version__.split("+", 1)[0]
     if str(document["version"]) != version:
         problems.append(f"{DATA}: made on paddle {document['version']}, the installed one is {version}")
     for contract in document["operators"]:
@@ -215,6 +210,18 @@ def stale(document: Mapping[str, Any]) -> list[str]:
             problems.append(f"{DATA}: {contract['name']} ({contract['kind']}): spelled {found} on the installed "
                             f"paddle, not {list(contract['spellings'])}")
     return problems
+
+
+def _installed() -> tuple[str, tuple[tuple[str, Any], ...]]:
+    """The installed Paddle's version and the modules a spelling is looked up on."""
+    import paddle
+
+    modules = (("paddle.Tensor", paddle.Tensor), ("paddle", paddle), ("paddle.nn.functional", paddle.nn.functional))
+    return paddle.__version__.split("+", 1)[0], modules
+
+
+def dump(document: Mapping[str, Any]) -> str:
+    return COMMENT + yaml.safe_dump(dict(document), sort_keys=False, width=1 << 16, allow_unicode=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -229,14 +236,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"corpus: {len(cases)} cases, {len(problems)} problems")
         print("\n".join(reach(read(), cases)))
         return 0
-    import paddle
+    from conformance.report.outputs import write_files
 
-    modules = (("paddle.Tensor", paddle.Tensor), ("paddle", paddle), ("paddle.nn.functional", paddle.nn.functional))
-    version = paddle.__version__.split("+", 1)[0]
+    version, modules = _installed()
     document = build(entries([s[2] for s in SOURCES]), version, modules)
     DATA.parent.mkdir(parents=True, exist_ok=True)
-    DATA.write_text(COMMENT + yaml.safe_dump(document, sort_keys=False, width=1 << 16, allow_unicode=True),
-                    encoding="utf-8")
+    write_files({DATA: dump(document)})
     for kind in KINDS:
         kept = sum(1 for o in document["operators"] if o["kind"] == kind)
         left = sum(1 for e in document["excluded"] if e["kind"] == kind)

@@ -70,7 +70,7 @@ def contract_cases_kinds() -> tuple[str, ...]:
     return tuple(contract_cases.FILES)
 
 
-def _not_what_torch_declares(declared: Any) -> list[str]:
+def _not_what_the_frameworks_declare(declared: Any) -> list[str]:
     """Where torch is installed (CI), the data files must be what it declares and what its
     calls sample: they are data a pull request can change, their names become entries of the
     torch adapter's table and their calls steps of the generated cases."""
@@ -112,7 +112,7 @@ def _generated(declared: Any, write: bool, kinds: tuple[str, ...]) -> int:
         return 2
     if not write:
         problems = [p for kind in contract_cases.FILES for p in contract_cases.check(root, declared, kind)]
-        problems += _not_what_torch_declares(declared)
+        problems += _not_what_the_frameworks_declare(declared)
         for problem in problems:
             print_error(f"conformance contracts: {problem}: run 'conformance contracts --write' and commit it")
         return 1 if problems else 0
