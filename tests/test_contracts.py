@@ -573,3 +573,22 @@ def test_a_compiled_refusal_with_a_known_upstream_issue_says_so_in_its_reason() 
                                                 Observation("torch_compile", "1.0", observed={}, error=other)],
                                     frozenset(), [])
     assert "torch_compile:" in text and "Related upstream" not in text  # control: another error
+
+
+def test_the_check_names_a_malformed_paddle_data_file_as_a_problem(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed")
+    from conformance.tools import paddle_contracts
+    from conformance.tools.commands import contracts as command
+
+    monkeypatch.setattr(contracts, "introspect", lambda: {"version": "x", "operators": []})
+    monkeypatch.setattr(contracts, "DATA", tmp_path / "torch.yaml")
+    contracts.DATA.write_text(contracts.dump(contracts.build({"version": "x", "operators": []})), encoding="utf-8")
+    monkeypatch.setattr(out_calls, "DATA", sampled_file(tmp_path))
+    monkeypatch.setattr(out_calls, "sample", lambda declared: out_calls.yaml.safe_load(out_calls.DATA.read_text()))
+    forged = tmp_path / "paddle.yaml"
+    forged.write_text("framework: paddle\n", encoding="utf-8")
+    monkeypatch.setattr(paddle_contracts, "DATA", forged)
+    (problem,) = command._not_what_the_frameworks_declare(contracts.read())
+    assert problem == f"{forged}: not what --write writes (missing or malformed 'operators')"

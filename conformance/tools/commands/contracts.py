@@ -87,8 +87,11 @@ def _not_what_the_frameworks_declare(declared: Any) -> list[str]:
                         "conformance.tools.contracts --introspect writes it)")
     from conformance.tools import paddle_contracts
 
-    problems += [f"{p} (python -m conformance.tools.paddle_contracts --write writes it)"
-                 for p in paddle_contracts.stale(paddle_contracts.read())]
+    try:
+        problems += [f"{p} (python -m conformance.tools.paddle_contracts --write writes it)"
+                     for p in paddle_contracts.stale(paddle_contracts.read())]
+    except paddle_contracts.PaddleContractsError as exc:  # a malformed file is a problem, not a traceback
+        problems.append(str(exc))
     sampled = out_calls.dump(out_calls.sample(declared))
     try:
         committed = out_calls.DATA.read_text(encoding="utf-8")
