@@ -11,6 +11,7 @@ shape.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from hypothesis import strategies as st
@@ -20,9 +21,11 @@ from conformance.discover.programs import (
     TWINS,
     VIEW_OPS,
     WRITE_OPS,
+    WRITES_BY_NAME,
     Program,
     Shape,
     Step,
+    ViewOp,
     shape_after,
     write_value,
 )
@@ -38,19 +41,28 @@ def shapes(draw: Any) -> Shape:
 
 
 def constant(write: str, k: int) -> float:
-    """The constant of the k-th write: a factor for a product, else write_value(k)."""
-    return float(k + 2) if write in ("mul_", "imul", "mul") else write_value(k)
+    """The constant of the k-th write: a factor for a product (2, 3, ...), a power of two
+    for a division (exact), else write_value(k)."""
+    kind = WRITES_BY_NAME[write].constant
+    if kind == "factor":
+        return float(k + 2)
+    if kind == "divisor":
+        return float(2 ** (k + 1))
+    return write_value(k)
 
 
 @st.composite
-def programs(draw: Any, view_ops: tuple[str, ...] | None = None, write_ops: tuple[str, ...] | None = None,
+def programs(draw: Any, view_ops: Collection[str] | None = None, write_ops: Collection[str] | None = None,
              grad: bool | None = None) -> Program:
-    """A program; ``grad`` None draws whether it computes a gradient (False first, so that
-    shrinking drops the gradient when the finding does not need it)."""
+    """A program of the operations named (every one of VIEW_OPS and WRITE_OPS by default:
+    conformance.discover.run draws from those every framework of the run has); ``grad`` None
+    draws whether it computes a gradient (False first, so that shrinking drops the gradient
+    when the finding does not need it)."""
     with_grad = draw(st.booleans()) if grad is None else grad
     views = [op for op in VIEW_OPS if (view_ops is None or op.name in view_ops)
              and not (with_grad and op.name in NOT_WITH_GRAD)]
-    writes = [op for op in WRITE_OPS if write_ops is None or op.name in write_ops]
+    writes = [op for op in WRITE_OPS if (write_ops is None or op.name in write_ops)
+              and not (with_grad and not op.analytic)]
     shape = draw(shapes())
     n_views = draw(st.integers(1, MAX_VIEWS))
     n_writes = draw(st.integers(1, MAX_WRITES))
@@ -76,19 +88,50 @@ def programs(draw: Any, view_ops: tuple[str, ...] | None = None, write_ops: tupl
             wop = draw(st.sampled_from(fitting_w))
             if wop.operand:  # another name of the same shape, or the target itself
                 same = [n for n in names[::-1] if shapes_now[n] == shapes_now[target]]
+                sibling = _sibling(Program(shape, tuple(steps)), target, views, shapes_now)
+                if sibling is not None and draw(st.booleans()):
+                    # another view of the same base at another offset: partial overlaps
+                    steps.append(sibling)
+                    same = [str(sibling.result)] + same
                 args: tuple[Any, ...] = (draw(st.sampled_from(same)),)
             else:
                 args = tuple(draw(st.sampled_from(wop.arguments(shapes_now[target]))))
-                # the constant is the write's own, whatever the draw: distinct per write
-                args = args[:-1] + (constant(wop.name, written),)
+                if wop.constant:  # the write's own constant, whatever the draw: distinct per write
+                    args = args[:-1] + (constant(wop.name, written),)
             written += 1
             steps.append(Step(wop.name, target, args))
     if not any(not s.is_view for s in steps):
         names = list(shape_after(Program(shape, tuple(steps))))
         steps.append(Step("fill_", names[-1], (write_value(written),)))
     program = Program(shape, tuple(steps), with_grad)
-    twins = {name: twin for name, rewrite in TWINS.items() if (twin := rewrite(program))}
+    allowed = {op.name for op in views} | {op.name for op in writes} | {"clone"}
+    twins = {name: twin for name, rewrite in TWINS.items()
+             if (twin := rewrite(program)) and all(s.op in allowed for s in twin)}
     relation = draw(st.sampled_from(["none", *twins]))
     if relation == "none":
         return program
     return Program(shape, program.steps, with_grad, twins[relation], relation)
+
+
+def _sibling(program: Program, target: str, views: list[ViewOp], shapes_now: dict[str, Shape]) -> Step | None:
+    """When ``target`` is a slice or narrow of dimension 0 of some name, the same slice one
+    element further (or back): a view of the same shape that overlaps the target in all but
+    one row, for a write that reads it. None when there is none or it is not drawable."""
+    made = next((s for s in program.steps if s.result == target), None)
+    if made is None or made.op not in ("slice", "narrow") or not any(v.name == made.op for v in views):
+        return None
+    result = f"v{sum(s.is_view for s in program.steps) + 1}"
+    length = shapes_now[made.target][0]
+    if made.op == "slice":
+        start, stop, step = made.args
+        for shift in (1, -1):
+            if 0 <= start + shift and stop + shift <= length and start + shift < stop + shift:
+                return Step("slice", made.target, (start + shift, stop + shift, step), result)
+        return None
+    dim, start, size = made.args
+    if dim != 0:
+        return None
+    for shift in (1, -1):
+        if 0 <= start + shift and start + shift + size <= length:
+            return Step("narrow", made.target, (dim, start + shift, size), result)
+    return None

@@ -37,6 +37,10 @@ VIEW, COPY, IN_PLACE, REBIND = "view", "copy", "in place", "rebind"
 class Prediction:
     values: dict[str, np.ndarray]
     overlaps: dict[tuple[str, str], bool]  # (later name, earlier name) -> share an element
+    # a write into a view whose elements repeat memory positions (expand, overlapping unfold
+    # windows) read its target, or gave one position two values: no documentation says what
+    # is kept, so the model predicts nothing and judges nothing (torch eager refuses most)
+    undefined: bool = False
 
 
 def decision_points(program: Program) -> list[int]:
@@ -49,9 +53,10 @@ def decision_points(program: Program) -> list[int]:
 def predict(program: Program, decisions: Mapping[int, str], data: np.ndarray | None = None) -> Prediction:
     """What every name holds after the program, with the view steps and augmented
     assignments decided as ``decisions`` says (a view where it says nothing), on the input
-    ``data`` (flat; by default the program's own, 1, 2, 3, ...)."""
-    first = np.arange(math.prod(program.shape), dtype=np.float64) + 1.0
-    storages = [first if data is None else np.asarray(data).reshape(-1).copy()]  # complex: the complex step
+    ``data`` (flat; by default the program's own, Program.input_values)."""
+    # data is complex for the complex step
+    storages = [program.input_values() if data is None else np.asarray(data).reshape(-1).copy()]
+    undefined = False
     tensors: dict[str, tuple[int, np.ndarray]] = {
         "x": (0, np.arange(math.prod(program.shape), dtype=np.int64).reshape(program.shape))}
     for i, step in enumerate(program.steps):
@@ -75,6 +80,8 @@ def predict(program: Program, decisions: Mapping[int, str], data: np.ndarray | N
             storages.append(np.asarray(new_values).reshape(-1).copy())
             tensors[step.target] = (len(storages) - 1, np.arange(idx.size).reshape(idx.shape))
         else:
+            if _conflicting(idx, new_values, write.overwrites):
+                undefined = True
             storages[sid][idx] = new_values
     values = {name: storages[sid][idx] for name, (sid, idx) in tensors.items()}
     names = program.names()
@@ -83,7 +90,22 @@ def predict(program: Program, decisions: Mapping[int, str], data: np.ndarray | N
         for b in names[:a_i]:
             (sa, ia), (sb, ib) = tensors[a], tensors[b]
             overlaps[(a, b)] = sa == sb and bool(np.intersect1d(ia.reshape(-1), ib.reshape(-1)).size)
-    return Prediction(values, overlaps)
+    return Prediction(values, overlaps, undefined)
+
+
+def _conflicting(idx: np.ndarray, new_values: np.ndarray, overwrites: bool) -> bool:
+    """Whether a write into a target whose elements repeat memory positions is one no
+    documentation defines: one that reads the target (is ``v.add_(c)`` applied once per
+    alias?), or one that gives a position two values."""
+    flat = idx.reshape(-1)
+    if np.unique(flat).size == flat.size:
+        return False
+    if not overwrites:
+        return True
+    written = np.broadcast_to(np.asarray(new_values), idx.shape).reshape(-1)
+    order = np.argsort(flat, kind="stable")
+    same = flat[order][1:] == flat[order][:-1]
+    return bool(np.any(same & (written[order][1:] != written[order][:-1])))
 
 
 def assignments(program: Program, fixed: Mapping[int, str] | None = None) -> Iterator[dict[int, str]]:
@@ -98,6 +120,8 @@ def assignments(program: Program, fixed: Mapping[int, str] | None = None) -> Ite
 
 def mismatches(prediction: Prediction, observed: Mapping[str, object]) -> list[str]:
     """What an observation (values.NAME, shares_memory.A.B keys) holds that the prediction does not."""
+    if prediction.undefined:
+        return []
     out = []
     for name, value in prediction.values.items():
         seen = observed.get(f"values.{name}")
@@ -162,7 +186,7 @@ def finite_difference_gradient(program: Program, decisions: Mapping[int, str], s
     derivative to rounding, with no cancellation of the difference ``L(x + h) - L(x - h)``:
     a gradient off by more than rounding is a gradient that is wrong."""
     names = program.names()
-    base = np.arange(math.prod(program.shape), dtype=np.float64) + 1.0
+    base = program.input_values()
     out = np.zeros_like(base)
     for k in range(base.size):
         perturbed = base.astype(np.complex128)

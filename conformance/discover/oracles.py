@@ -24,8 +24,12 @@ finding. None needs an expectation written by hand; each says why it is sound.
 * :class:`CrossMode`: a compiled mode holds other values or gradients than its eager
   framework for the same program, where both ran it without an error. torch.compile, jax.jit
   and tf.function promise eager's values.
+* :class:`Refusal`: a framework ran without an error what another refused as unsafe (an
+  overlapping write, a write into a tensor saved for the backward, into a leaf), in the same
+  memory situation: a compiled mode against its eager framework, or two eager frameworks
+  whose view steps before the refused one were views (or copies) in both.
 
-Programs a framework refuses (an error at a step) are not findings: refusing is documented
+Programs a framework refuses (an error at a step) are not findings by themselves: refusing is documented
 behaviour of many view and in-place operations (a write through an expanded or read-only
 view, a view that strides cannot express).
 """
@@ -40,8 +44,8 @@ from typing import Any, ClassVar
 import numpy as np
 from ruamel.yaml import YAML
 
-from conformance.discover.model import VIEW, explanations, finite_difference_gradient
-from conformance.discover.programs import TWIN, VIEWS_BY_NAME, Program
+from conformance.discover.model import VIEW, explanations, finite_difference_gradient, predict
+from conformance.discover.programs import SAME_VALUES, TWIN, VIEWS_BY_NAME, Program
 
 COVERAGE = Path(__file__).resolve().parent.parent / "data" / "coverage"
 
@@ -62,7 +66,7 @@ class Finding:
         view). A finding is known when one of the same kind and framework had a subset of its
         operations: a program that adds a slice to a known bug's program shows the same bug
         (:func:`known`)."""
-        kind = self.oracle if self.oracle in ("crash", "gradient", "metamorphic") else "wrong"
+        kind = self.oracle if self.oracle in ("crash", "gradient", "metamorphic", "refusal") else "wrong"
         steps = self.program.steps
         ops = {s.op for s in steps if s.is_view or kind != "wrong"}
         return (kind, self.framework, frozenset(ops))
@@ -166,8 +170,8 @@ class Gradient(Oracle):
             if "grad.x0" not in values:
                 continue  # no notion of a gradient
             found, _ = explanations(prog, values)
-            if not found:
-                continue  # the model oracle's finding
+            if not found or any(predict(prog, decisions).undefined for decisions in found):
+                continue  # the model oracle's finding, or values no documentation defines
             wanted = [finite_difference_gradient(prog, decisions) for decisions in found]
             why = [gradients_differ(values["grad.x0"], want) for want in wanted]
             if all(why):
@@ -189,12 +193,10 @@ def _close(a: Any, b: Any) -> bool:
 
 def twin_steps(program: Program) -> set[int]:
     """The step numbers (from 1, as errors give them) of the twin's steps in the case."""
-    own = len(program.steps) + (1 if program.grad else 0)
-    twin = len(program.twin) + (1 if program.grad else 0)
-    steps = set(range(own + 1, own + twin + 1))
-    if program.grad:
-        steps |= {own + twin + 3, own + twin + 4}  # loss_m and its backward, after the program's
-    return steps
+    # with a gradient each part is x = x0 * 1.0, its steps, its loss and its backward
+    extra = 3 if program.grad else 0
+    own = len(program.steps) + extra
+    return set(range(own + 1, own + len(program.twin) + extra + 1)) if program.twin else set()
 
 
 class Metamorphic(Oracle):
@@ -209,6 +211,8 @@ class Metamorphic(Oracle):
                                f"the {program.relation} twin was refused where the program was not",
                                (f"{observed.error.get('type')}: {observed.error.get('message')}",))
             return None
+        if program.relation not in SAME_VALUES:
+            return None  # each part's values are the model's to judge
         own, twin = (values for _, _, values in parts(program, observed.values))
         differ = [f"{key}: program {own[key]}, twin {twin[key]}" for key in sorted(own.keys() & twin.keys())
                   if key.split(".")[0] in ("values", "grad") and not _close(own[key], twin[key])]
@@ -264,4 +268,75 @@ class CrossMode(Oracle):
                        tuple(differ))
 
 
-ORACLES: tuple[Oracle, ...] = (Crash(), ModelConsistency(), DocumentedViews(), Gradient(), Metamorphic(), CrossMode())
+# the refusals that say a program is unsafe (docs/case-format.md, "Error kinds"): an in-place
+# write into memory another element of the write reads, into a tensor autograd saved for the
+# backward, into a leaf that requires grad
+UNSAFE = frozenset({"overlapping_write", "modified_saved_tensor", "inplace_on_leaf"})
+
+
+def refused_step(program: Program, error: dict[str, Any]) -> int | None:
+    """The index in ``program.steps`` of the step an error was at, len(steps) for the loss or
+    its backward, None for a step of the twin (or no step)."""
+    at = error.get("at")
+    if not isinstance(at, int) or at in twin_steps(program):
+        return None
+    index = at - (2 if program.grad else 1)
+    return index if index >= 0 else None
+
+
+def view_decisions(program: Program, values: dict[str, Any]) -> dict[int, str] | None:
+    """The view or copy every view step of ``program`` was, where every explanation of
+    ``values`` agrees on all of them; None where they do not (or none explains them)."""
+    found, _ = explanations(program, values)
+    views = [i for i, s in enumerate(program.steps) if s.is_view]
+    if not found or any(len({f.get(i) for f in found}) != 1 for i in views):
+        return None
+    return {i: found[0][i] for i in views if i in found[0]}
+
+
+class Refusal(Oracle):
+    """Refusal consistency (DeepREL's oracle, on refusals): a framework ran without an error
+    a program another refused as unsafe (UNSAFE) in the same memory situation. A compiled
+    mode and its eager framework are always in the same situation: torch.compile promises
+    eager's behaviour, and running what eager refuses as unsafe (a write through an expanded
+    view) is how its silent wrong values show. Two eager frameworks are in the same situation
+    when every view step before the refused step was a view, or a copy, in both (the model's
+    explanations of what each held, agreeing): the refused write then reads and writes the
+    same memory on both. A compiled mode refusing what eager runs is not judged (compilers
+    document refusals of their own)."""
+
+    name = "refusal"
+
+    def check(self, program: Program, observed: Observed, all_observed: dict[str, Observed]) -> Finding | None:
+        if not _ran_cleanly(observed):
+            return None
+        for other in all_observed.values():
+            if (other.framework == observed.framework or other.status != "ran" or other.error is None
+                    or other.error.get("kind") not in UNSAFE):
+                continue
+            if observed.compiles is not None:
+                if other.framework != observed.compiles:
+                    continue
+            elif other.compiles is not None or not self._same_situation(program, other, observed):
+                continue
+            at = other.error.get("at")
+            return Finding(self.name, observed.framework, program,
+                           f"runs what {other.framework} refuses as unsafe ({other.error.get('kind')}, at step {at})",
+                           (f"{other.framework}: {other.error.get('type')}: {other.error.get('message')}",))
+        return None
+
+    @staticmethod
+    def _same_situation(program: Program, refuser: Observed, runner: Observed) -> bool:
+        assert refuser.error is not None
+        index = refused_step(program, refuser.error)
+        if index is None:
+            return False
+        own = parts(program, runner.values)[0][2]
+        before = Program(program.shape, program.steps[:index], program.grad)
+        theirs = view_decisions(before, parts(program, refuser.values)[0][2])
+        ours = view_decisions(program, own)
+        return theirs is not None and ours is not None and all(ours.get(i) == d for i, d in theirs.items())
+
+
+ORACLES: tuple[Oracle, ...] = (Crash(), ModelConsistency(), DocumentedViews(), Gradient(), Metamorphic(), CrossMode(),
+                               Refusal())

@@ -16,6 +16,7 @@ they never alias anything and never touch a framework.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -77,6 +78,49 @@ def _diagonal_ok(shape: Shape) -> list[tuple[Any, ...]]:
     return [()] if len(shape) == 2 and min(shape) >= 1 else []
 
 
+def _pairs(shape: Shape) -> list[tuple[Any, ...]]:
+    return [(a, b) for a in _dims(shape) for b in _dims(shape) if a < b]
+
+
+def _permutations(shape: Shape) -> list[tuple[Any, ...]]:
+    dims = tuple(_dims(shape))
+    return [p for p in itertools.permutations(dims) if p != dims] if len(shape) >= 2 else []
+
+
+def _tuple(values: Sequence[Any]) -> str:
+    return "(" + ", ".join(map(str, values)) + ("," if len(values) == 1 else "") + ")"
+
+
+def _expansions(shape: Shape) -> list[tuple[Any, ...]]:
+    """A new leading dimension of 2, and each dimension of size 1 grown to 3."""
+    out: list[tuple[Any, ...]] = [(2, *shape)] if len(shape) < 3 else []
+    out += [tuple(3 if k == d else n for k, n in enumerate(shape)) for d in _dims(shape) if shape[d] == 1]
+    return out
+
+
+def _ceil(n: int, d: int) -> int:
+    return -(-n // d)
+
+
+def _chunks(shape: Shape) -> list[tuple[Any, ...]]:
+    """(chunks, dim, piece), ``chunks`` dividing the dimension: an uneven chunk is torch's
+    pieces of ceil(size / chunks) but NumPy's and JAX's counterpart, array_split, differs and
+    Paddle refuses it, a divergence the corpus records (views.chunk.uneven), not a finding."""
+    return [(n, d, k) for d in _dims(shape) for n in range(2, shape[d] + 1) if shape[d] % n == 0 for k in range(n)]
+
+
+def _even_splits(shape: Shape, dim: int) -> list[tuple[Any, ...]]:
+    return [(n, k) for n in range(2, shape[dim] + 1) if shape[dim] % n == 0 for k in range(n)]
+
+
+def _diagonals(shape: Shape) -> list[tuple[Any, ...]]:
+    """(offset, dim1, dim2) of every non-empty diagonal of a tensor of rank 2 or 3."""
+    if len(shape) < 2:
+        return []
+    return [(o, a, b) for a in _dims(shape) for b in _dims(shape) if a != b
+            for o in range(-shape[a] + 1, shape[b])]
+
+
 VIEW_OPS: tuple[ViewOp, ...] = (
     ViewOp("slice", "index:basic", _slice_text, _slices, lambda i, a: i[a[0]:a[1]:a[2]]),
     ViewOp("select", "index:basic", lambda s, a: f"{s}[{a[0]}]",
@@ -110,6 +154,73 @@ VIEW_OPS: tuple[ViewOp, ...] = (
            lambda i, a: np.take(i, range(a[2] * a[0], min((a[2] + 1) * a[0], i.shape[a[1]])), axis=a[1])),
     ViewOp("detach", "method:detach", lambda s, a: f"{s}.detach()", lambda sh: [()], lambda i, a: i),
     ViewOp("clone", "method:clone", lambda s, a: f"{s}.clone()", lambda sh: [()], lambda i, a: i, copies=True),
+    # the other view, copy and identity operations of the adapters' tables, each with its
+    # documented semantics on an index array (torch's documentation; NumPy's function of the
+    # same name where it has one)
+    ViewOp("permute", "method:permute", lambda s, a: f"{s}.permute({', '.join(map(str, a))})", _permutations,
+           lambda i, a: np.transpose(i, a)),
+    ViewOp("movedim", "method:movedim", lambda s, a: f"{s}.movedim({a[0]}, {a[1]})",
+           lambda sh: [(a, b) for a in _dims(sh) for b in _dims(sh) if a != b],
+           lambda i, a: np.moveaxis(i, a[0], a[1])),
+    ViewOp("swapaxes", "method:swapaxes", lambda s, a: f"{s}.swapaxes({a[0]}, {a[1]})", _pairs,
+           lambda i, a: np.swapaxes(i, a[0], a[1])),
+    ViewOp("swapdims", "method:swapdims", lambda s, a: f"{s}.swapdims({a[0]}, {a[1]})", _pairs,
+           lambda i, a: np.swapaxes(i, a[0], a[1])),
+    ViewOp("mT", "attr:mT", lambda s, a: f"{s}.mT", lambda sh: [()] if len(sh) >= 2 else [],
+           lambda i, a: np.swapaxes(i, -1, -2)),
+    ViewOp("adjoint", "method:adjoint", lambda s, a: f"{s}.adjoint()", lambda sh: [()] if len(sh) >= 2 else [],
+           lambda i, a: np.swapaxes(i, -1, -2)),
+    # expand and broadcast_to: a view whose elements repeat memory (stride 0); writes into it
+    # are refused by torch eager (an overlapping write), never by the model
+    ViewOp("expand", "method:expand", lambda s, a: f"{s}.expand({', '.join(map(str, a))})", _expansions,
+           lambda i, a: np.broadcast_to(i, a)),
+    ViewOp("broadcast_to", "method:broadcast_to", lambda s, a: f"{s}.broadcast_to({_tuple(a)})", _expansions,
+           lambda i, a: np.broadcast_to(i, a)),
+    ViewOp("ravel", "method:ravel", lambda s, a: f"{s}.ravel()", lambda sh: [()] if len(sh) >= 2 else [],
+           lambda i, a: i.reshape(-1), conditional=True),
+    ViewOp("unflatten", "method:unflatten", lambda s, a: f"{s}.unflatten({a[0]}, {_tuple(a[1:])})",
+           lambda sh: [(d, 2, sh[d] // 2) for d in _dims(sh) if sh[d] == 4] if len(sh) < 3 else [],
+           lambda i, a: i.reshape(i.shape[:a[0]] + tuple(a[1:]) + i.shape[a[0] + 1:])),
+    ViewOp("select_dim", "method:select", lambda s, a: f"{s}.select({a[0]}, {a[1]})",
+           lambda sh: [(d, k) for d in _dims(sh) for k in range(sh[d])] if len(sh) >= 2 else [],
+           lambda i, a: np.take(i, a[1], axis=a[0])),
+    ViewOp("chunk", "method:chunk", lambda s, a: f"{s}.chunk({a[0]}, {a[1]})[{a[2]}]", _chunks,
+           lambda i, a: np.take(i, range(a[2] * _ceil(i.shape[a[1]], a[0]),
+                                         min((a[2] + 1) * _ceil(i.shape[a[1]], a[0]), i.shape[a[1]])), axis=a[1])),
+    ViewOp("tensor_split", "method:tensor_split", lambda s, a: f"{s}.tensor_split({a[0]}, {a[1]})[{a[2]}]",
+           lambda sh: [(n, d, k) for d in _dims(sh) for n in range(2, sh[d] + 1) for k in range(n)],
+           lambda i, a: np.array_split(i, a[0], axis=a[1])[a[2]]),
+    ViewOp("split_with_sizes", "method:split_with_sizes",
+           lambda s, a: f"{s}.split_with_sizes([{a[0]}, {a[1]}], {a[2]})[{a[3]}]",
+           lambda sh: [(n, sh[d] - n, d, k) for d in _dims(sh) for n in range(1, sh[d]) for k in (0, 1)],
+           lambda i, a: np.take(i, range(0, a[0]) if a[3] == 0 else range(a[0], a[0] + a[1]), axis=a[2])),
+    ViewOp("hsplit", "method:hsplit", lambda s, a: f"{s}.hsplit({a[0]})[{a[1]}]",
+           lambda sh: _even_splits(sh, 1 if len(sh) >= 2 else 0), lambda i, a: np.hsplit(i, a[0])[a[1]]),
+    ViewOp("vsplit", "method:vsplit", lambda s, a: f"{s}.vsplit({a[0]})[{a[1]}]",
+           lambda sh: _even_splits(sh, 0) if len(sh) >= 2 else [], lambda i, a: np.vsplit(i, a[0])[a[1]]),
+    ViewOp("unfold", "method:unfold", lambda s, a: f"{s}.unfold({a[0]}, {a[1]}, {a[2]})",
+           lambda sh: [(d, size, step) for d in _dims(sh) for size in range(1, sh[d] + 1) for step in (1, 2)]
+           if len(sh) < 3 else [],
+           lambda i, a: np.take(np.lib.stride_tricks.sliding_window_view(i, a[1], axis=a[0]),
+                                range(0, i.shape[a[0]] - a[1] + 1, a[2]), axis=a[0])),
+    ViewOp("diagonal_of", "method:diagonal", lambda s, a: f"{s}.diagonal({a[0]}, {a[1]}, {a[2]})", _diagonals,
+           lambda i, a: np.diagonal(i, a[0], a[1], a[2]).copy()),
+    # documented as copies by torch, as views by NumPy (np.flip, np.rot90): either is allowed
+    ViewOp("flip", "method:flip", lambda s, a: f"{s}.flip({a[0]})", lambda sh: [(d,) for d in _dims(sh)],
+           lambda i, a: np.flip(i, a[0])),
+    ViewOp("fliplr", "method:fliplr", lambda s, a: f"{s}.fliplr()", lambda sh: [()] if len(sh) >= 2 else [],
+           lambda i, a: np.fliplr(i)),
+    ViewOp("flipud", "method:flipud", lambda s, a: f"{s}.flipud()", lambda sh: [()], lambda i, a: np.flipud(i)),
+    ViewOp("rot90", "method:rot90", lambda s, a: f"{s}.rot90()", lambda sh: [()] if len(sh) >= 2 else [],
+           lambda i, a: np.rot90(i, 1, (0, 1))),
+    # a view when the tensor is contiguous already, else a copy: either is allowed
+    ViewOp("contiguous", "method:contiguous", lambda s, a: f"{s}.contiguous()", lambda sh: [()], lambda i, a: i,
+           conditional=True),
+    ViewOp("conj", "method:conj", lambda s, a: f"{s}.conj()", lambda sh: [()], lambda i, a: i),
+    ViewOp("real", "attr:real", lambda s, a: f"{s}.real", lambda sh: [()], lambda i, a: i),
+    ViewOp("repeat", "method:repeat", lambda s, a: f"{s}.repeat({', '.join(map(str, a))})",
+           lambda sh: [tuple(2 if k == d else 1 for k in _dims(sh)) for d in _dims(sh)],
+           lambda i, a: np.tile(i, a), copies=True),
 )
 VIEWS_BY_NAME = {op.name: op for op in VIEW_OPS}
 
@@ -126,6 +237,16 @@ class WriteOp:
     # written, as an array of the target's shape
     apply: Callable[[np.ndarray, tuple[Any, ...], np.ndarray | None], np.ndarray]
     rebinds: bool = False  # may rebind the name instead of writing (augmented assignment)
+    # a polynomial in the values it reads (every write but clamp_): the gradient oracle's
+    # complex step differentiates it exactly, so programs with a gradient may draw it
+    analytic: bool = True
+    # writes values that do not depend on the target's (fill_, item assignment, copy_): into
+    # a view whose elements repeat memory positions it is defined when those get one value;
+    # a write that reads its target there is not (applied once per alias, or once?)
+    overwrites: bool = False
+    # the constant its last argument is, drawn per write (generate.constant): "value" (a
+    # value of its own, 100, 200, ...), "factor" (2, 3, ...), "divisor" (2, 4, ...); "" none
+    constant: str = ""
     creates: bool = False  # always binds the name to a new tensor (``t = t + c``): no write
     operand: bool = False  # args[0] is a name of the target's shape the operation reads
     # the out-of-place spelling of the same values (the metamorphic oracle's rewrite)
@@ -142,34 +263,87 @@ def _setitem(values: np.ndarray, a: tuple[Any, ...]) -> np.ndarray:
     return out
 
 
+def _read(u: np.ndarray | None) -> np.ndarray:
+    """The operand's values, as a write that replaces its target's reads them."""
+    assert u is not None, "a write with an operand was applied without one"
+    return np.array(u)
+
+
 def _operand(a: tuple[Any, ...]) -> str:
     return str(a[0])
 
 
 WRITE_OPS: tuple[WriteOp, ...] = (
-    WriteOp("setitem", "setitem", lambda t, a: f"{t}[{', '.join(map(str, a[0]))}] = {a[1]:.1f}",
-            lambda sh: [(idx, 0.0) for idx in _element_indices(sh)] if sh else [], lambda v, a, u: _setitem(v, a)),
+    WriteOp("setitem", "op:setitem", lambda t, a: f"{t}[{', '.join(map(str, a[0]))}] = {a[1]:.1f}",
+            lambda sh: [(idx, 0.0) for idx in _element_indices(sh)] if sh else [], lambda v, a, u: _setitem(v, a),
+            constant="value", overwrites=True),
     WriteOp("fill_", "method:fill_", lambda t, a: f"{t}.fill_({a[0]:.1f})", lambda sh: [(0.0,)],
-            lambda v, a, u: np.full_like(v, a[0])),
+            lambda v, a, u: np.full_like(v, a[0]), constant="value", overwrites=True),
     WriteOp("add_", "method:add_", lambda t, a: f"{t}.add_({a[0]:.1f})", lambda sh: [(0.0,)],
-            lambda v, a, u: v + a[0], out_of_place="add"),
+            lambda v, a, u: v + a[0], out_of_place="add", constant="value"),
     WriteOp("mul_", "method:mul_", lambda t, a: f"{t}.mul_({a[0]:.1f})", lambda sh: [(0.0,)],
-            lambda v, a, u: v * a[0], out_of_place="mul"),
+            lambda v, a, u: v * a[0], out_of_place="mul", constant="factor"),
     WriteOp("iadd", "op:iadd", lambda t, a: f"{t} += {a[0]:.1f}", lambda sh: [(0.0,)],
-            lambda v, a, u: v + a[0], rebinds=True, out_of_place="add"),
+            lambda v, a, u: v + a[0], rebinds=True, out_of_place="add", constant="value"),
     WriteOp("imul", "op:imul", lambda t, a: f"{t} *= {a[0]:.1f}", lambda sh: [(0.0,)],
-            lambda v, a, u: v * a[0], rebinds=True, out_of_place="mul"),
+            lambda v, a, u: v * a[0], rebinds=True, out_of_place="mul", constant="factor"),
     # a product of two names (the target itself included): the write reads another tensor,
     # which may overlap the target, and its gradient depends on both
     WriteOp("mul_t", "method:mul_", lambda t, a: f"{t}.mul_({_operand(a)})", lambda sh: [("",)],
             lambda v, a, u: v * u, operand=True, out_of_place="mul_new"),
     # out-of-place: the name is bound to a new tensor, what it was bound to is untouched
     WriteOp("add", "op:add", lambda t, a: f"{t} = {t} + {a[0]:.1f}", lambda sh: [(0.0,)],
-            lambda v, a, u: v + a[0], creates=True),
+            lambda v, a, u: v + a[0], creates=True, constant="value"),
     WriteOp("mul", "op:mul", lambda t, a: f"{t} = {t} * {a[0]:.1f}", lambda sh: [(0.0,)],
-            lambda v, a, u: v * a[0], creates=True),
+            lambda v, a, u: v * a[0], creates=True, constant="factor"),
     WriteOp("mul_new", "op:mul", lambda t, a: f"{t} = {t} * {_operand(a)}", lambda sh: [("",)],
             lambda v, a, u: v * u, creates=True, operand=True),
+    # the other in-place methods and operators of the tables with a constant, none, or another
+    # name as operand; divisions by powers of two, so that every value stays exact
+    WriteOp("sub_", "method:sub_", lambda t, a: f"{t}.sub_({a[0]:.1f})", lambda sh: [(0.0,)],
+            lambda v, a, u: v - a[0], out_of_place="sub", constant="value"),
+    WriteOp("div_", "method:div_", lambda t, a: f"{t}.div_({a[0]:.1f})", lambda sh: [(0.0,)],
+            lambda v, a, u: v / a[0], out_of_place="div", constant="divisor"),
+    WriteOp("isub", "op:isub", lambda t, a: f"{t} -= {a[0]:.1f}", lambda sh: [(0.0,)],
+            lambda v, a, u: v - a[0], rebinds=True, out_of_place="sub", constant="value"),
+    WriteOp("itruediv", "op:itruediv", lambda t, a: f"{t} /= {a[0]:.1f}", lambda sh: [(0.0,)],
+            lambda v, a, u: v / a[0], rebinds=True, out_of_place="div", constant="divisor"),
+    WriteOp("neg_", "method:neg_", lambda t, a: f"{t}.neg_()", lambda sh: [()], lambda v, a, u: -v,
+            out_of_place="neg"),
+    WriteOp("square_", "method:square_", lambda t, a: f"{t}.square_()", lambda sh: [()], lambda v, a, u: v * v,
+            out_of_place="square"),
+    WriteOp("zero_", "method:zero_", lambda t, a: f"{t}.zero_()", lambda sh: [()], lambda v, a, u: v * 0.0,
+            overwrites=True),
+    WriteOp("clamp_", "method:clamp_", lambda t, a: f"{t}.clamp_({a[0]:.1f}, {a[1]:.1f})",
+            lambda sh: [(2.0, 5.0), (3.0, 150.0)], lambda v, a, u: np.clip(v, a[0], a[1]), analytic=False),
+    WriteOp("add_t", "method:add_", lambda t, a: f"{t}.add_({_operand(a)})", lambda sh: [("",)],
+            lambda v, a, u: v + u, operand=True, out_of_place="add_new"),
+    WriteOp("sub_t", "method:sub_", lambda t, a: f"{t}.sub_({_operand(a)})", lambda sh: [("",)],
+            lambda v, a, u: v - u, operand=True, out_of_place="sub_new"),
+    WriteOp("copy_", "method:copy_", lambda t, a: f"{t}.copy_({_operand(a)})", lambda sh: [("",)],
+            lambda v, a, u: _read(u), operand=True, overwrites=True),
+    WriteOp("addcmul_", "method:addcmul_", lambda t, a: f"{t}.addcmul_({_operand(a)}, {_operand(a)})",
+            lambda sh: [("",)], lambda v, a, u: v + _read(u) * _read(u), operand=True),
+    WriteOp("iadd_t", "op:iadd", lambda t, a: f"{t} += {_operand(a)}", lambda sh: [("",)],
+            lambda v, a, u: v + u, rebinds=True, operand=True, out_of_place="add_new"),
+    WriteOp("isub_t", "op:isub", lambda t, a: f"{t} -= {_operand(a)}", lambda sh: [("",)],
+            lambda v, a, u: v - u, rebinds=True, operand=True, out_of_place="sub_new"),
+    WriteOp("imul_t", "op:imul", lambda t, a: f"{t} *= {_operand(a)}", lambda sh: [("",)],
+            lambda v, a, u: v * u, rebinds=True, operand=True, out_of_place="mul_new"),
+    # every element of the target from another name: item assignment of a whole slice
+    WriteOp("setitem_t", "op:setitem", lambda t, a: f"{t}[:] = {_operand(a)}",
+            lambda sh: [("",)] if sh else [], lambda v, a, u: _read(u), operand=True, overwrites=True),
+    WriteOp("sub", "op:sub", lambda t, a: f"{t} = {t} - {a[0]:.1f}", lambda sh: [(0.0,)],
+            lambda v, a, u: v - a[0], creates=True, constant="value"),
+    WriteOp("div", "op:truediv", lambda t, a: f"{t} = {t} / {a[0]:.1f}", lambda sh: [(0.0,)],
+            lambda v, a, u: v / a[0], creates=True, constant="divisor"),
+    WriteOp("neg", "op:neg", lambda t, a: f"{t} = -{t}", lambda sh: [()], lambda v, a, u: -v, creates=True),
+    WriteOp("square", "op:mul", lambda t, a: f"{t} = {t} * {t}", lambda sh: [()], lambda v, a, u: v * v,
+            creates=True),
+    WriteOp("add_new", "op:add", lambda t, a: f"{t} = {t} + {_operand(a)}", lambda sh: [("",)],
+            lambda v, a, u: v + u, creates=True, operand=True),
+    WriteOp("sub_new", "op:sub", lambda t, a: f"{t} = {t} - {_operand(a)}", lambda sh: [("",)],
+            lambda v, a, u: v - u, creates=True, operand=True),
 )
 WRITES_BY_NAME = {op.name: op for op in WRITE_OPS}
 # the views a program that computes a gradient does not use: a detached view is written
@@ -230,8 +404,14 @@ class Program:
     def twin_program(self) -> Program | None:
         return Program(self.shape, self.twin, self.grad) if self.twin else None
 
+    def input_values(self) -> np.ndarray:
+        """The input's elements, flat: 2, 3, 4, ... Distinct, so that a value in the wrong
+        place shows where it came from; none is 0 or 1, so that no product with an element
+        (``t *= u``, ``t.square_()``) leaves what it multiplies as it was and hides its step."""
+        return np.arange(math.prod(self.shape), dtype=np.float64) + 2.0
+
     def given_data(self) -> Any:
-        return (np.arange(math.prod(self.shape), dtype=np.float64) + 1.0).reshape(self.shape).tolist()
+        return self.input_values().reshape(self.shape).tolist()
 
     def loss_text(self, suffix: str = "") -> str:
         """``loss = (x * x).sum() + (v1 * v1).sum() * 2.0 + ...``: every name squared, with
@@ -244,17 +424,22 @@ class Program:
         return ("x0" if self.grad else "x") + suffix
 
     def statements(self) -> list[str]:
-        """The case's steps: the program's, its twin's on names with ``_m``, then with
-        ``grad`` each part's loss and backward."""
+        """The case's steps: the program's (with ``grad``, then its loss and backward), then
+        its twin's on names with ``_m`` (and the twin's loss and backward). The program
+        finishes before the twin starts, so that an error the program meets anywhere comes
+        before every twin step: a twin step is refused only where the whole program ran."""
         out = ["x = x0 * 1.0"] if self.grad else []
         out += [s.text() for s in self.steps]
         twin = self.twin_program()
+        if self.grad:
+            # with a twin, the first backward keeps its graph: a compiled mode compiles both
+            # parts into one function, whose one backward graph the second backward needs
+            # again (torch.compile's AOTAutograd: "backward through the graph a second time")
+            out += [self.loss_text(), "loss.backward()" if twin is None else "loss.backward(retain_graph=True)"]
         if twin is not None:
             out += [f"x{TWIN} = x0{TWIN} * 1.0"] if self.grad else []
             out += [s.renamed(TWIN).text() for s in self.twin]
-        if self.grad:
-            out += [self.loss_text(), "loss.backward()"]
-            if twin is not None:
+            if self.grad:
                 out += [twin.loss_text(TWIN), f"loss{TWIN}.backward()"]
         return out
 
@@ -363,4 +548,23 @@ def clone_twin(program: Program) -> tuple[Step, ...]:
     return tuple(steps) if len(steps) > len(program.steps) else ()
 
 
-TWINS = {"out-of-place": out_of_place_twin, "clone": clone_twin}
+# two spellings of one in-place write (a method and its augmented assignment, copy_ and item
+# assignment of the whole): a framework must run both or refuse both
+SPELLINGS = {"add_": "iadd", "mul_": "imul", "sub_": "isub", "div_": "itruediv", "add_t": "iadd_t",
+             "mul_t": "imul_t", "sub_t": "isub_t", "copy_": "setitem_t"}
+SPELLINGS.update({b: a for a, b in list(SPELLINGS.items())})
+
+
+def spelling_twin(program: Program) -> tuple[Step, ...]:
+    """``program`` with every write that has another spelling (SPELLINGS) written in it, or
+    () when none has. The values may differ where a framework's augmented assignment rebinds
+    (Paddle's ``+=``), which the model explains; what must not differ is whether it runs
+    (conformance.discover.oracles.Metamorphic compares only that for this twin)."""
+    steps = tuple(Step(SPELLINGS[s.op], s.target, s.args, s.result) if s.op in SPELLINGS else s
+                  for s in program.steps)
+    return steps if steps != program.steps else ()
+
+
+TWINS = {"out-of-place": out_of_place_twin, "clone": clone_twin, "spelling": spelling_twin}
+# the twins whose values the program's must equal (the spelling twin's may differ: see there)
+SAME_VALUES = frozenset({"out-of-place", "clone"})

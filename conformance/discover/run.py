@@ -29,7 +29,7 @@ from conformance import registry
 from conformance.discover.generate import programs
 from conformance.discover.model import explanations
 from conformance.discover.oracles import ORACLES, Finding, Observed, known, parts
-from conformance.discover.programs import TWINS, Program
+from conformance.discover.programs import TWINS, VIEW_OPS, VIEWS_BY_NAME, WRITE_OPS, WRITES_BY_NAME, Program
 from conformance.discover.triage import KNOWN, triaged
 from conformance.load.reader import load_text
 from conformance.report.outputs import write_files
@@ -76,6 +76,9 @@ class Discovery:
     found: list[Found] = field(default_factory=list)
     triaged: Counter[str] = field(default_factory=Counter)  # known rule (triage.KNOWN) -> programs it matched
     first_bug: float | None = None  # seconds to the first program that showed a bug, known or new
+    room: list[str] = field(default_factory=list)  # the operations the programs draw from (room())
+    drawn: Counter[str] = field(default_factory=Counter)  # operation -> steps of it drawn (twins' included)
+    refusals: Counter[tuple[str, str]] = field(default_factory=Counter)  # (framework, error kind or status) -> programs
 
 
 class _NewFinding(Exception):
@@ -108,9 +111,28 @@ def observed_of(observation: Observation) -> Observed:
                     getattr(adapter, "compiles", None))
 
 
+def room(frameworks: list[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """The view and write operations (programs.VIEW_OPS, WRITE_OPS) the programs of a run
+    draw from: those whose vocabulary key every framework of the run whose arrays can change
+    has (its table's entry is not absent; Python's operators, indexing and item assignment
+    every framework has). A program with an operation one framework lacks tells nothing on
+    that framework; an immutable framework refuses every write (documented), whatever the
+    operation, so it narrows nothing."""
+    tables = [registry.get_adapter(fw).ops for fw in frameworks
+              if registry.adapter_class(fw).immutable is None]
+
+    def has(key: str) -> bool:
+        return all(getattr(table.get(key), "not_applicable", None) is None for table in tables)
+
+    return (frozenset(op.name for op in VIEW_OPS if has(op.key)),
+            frozenset(op.name for op in WRITE_OPS if has(op.key)))
+
+
 def discover(frameworks: list[str], seconds: float | None = None, max_programs: int | None = None,
              seed: int = 0, sandbox: Sandbox | None = None) -> Discovery:
     result = Discovery(list(frameworks), seed)
+    view_ops, write_ops = room(frameworks)
+    result.room = sorted(view_ops | write_ops)
     signatures: set[tuple[str, str, frozenset[str]]] = set()
     reported: set[str] = set()  # the known bugs (triage.KNOWN) already reported by a finding
     began = time.monotonic()
@@ -123,11 +145,14 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
         if over():
             return
         result.programs += 1
+        result.drawn.update(step.op for step in program.steps + program.twin)
         observations = run_program(program, frameworks, sandbox)
         by_framework = {o.framework: observed_of(o) for o in observations}
         for obs in by_framework.values():
             if obs.status != "ran" or obs.error is not None:
                 result.refused[obs.framework] += 1
+                why = obs.status.replace("_", " ") if obs.error is None else str(obs.error.get("kind"))
+                result.refusals[(obs.framework, why)] += 1
                 continue
             found, _ = explanations(program, parts(program, obs.values)[0][2])
             for i, step in enumerate(program.steps):
@@ -150,7 +175,7 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
 
     round_number = 0
     while not over():
-        prop = given(programs())(check)
+        prop = given(programs(view_ops, write_ops))(check)
         prop = settings(max_examples=ROUND, database=None, deadline=None, derandomize=False,
                         suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
                         phases=[Phase.generate, Phase.shrink])(prop)
@@ -353,6 +378,20 @@ def findings_page(result: Discovery) -> str:
             cells.append(f"view {v}, copy {c}" if v or c else "–")
         lines.append(f"| {op} | " + " | ".join(cells) + " |")
     lines.append("| (refused or not run) | " + " | ".join(str(result.refused[fw]) for fw in result.frameworks) + " |")
+    lines += ["", "## Refused or not run, by reason", "",
+              "Per framework, the programs it refused (by the error kind of docs/case-format.md) or did not run, "
+              "in per cent of the programs.", "", "| framework | refused or not run | by reason |", "|---|---:|---|"]
+    for fw in result.frameworks:
+        reasons = sorted(((n, why) for (f, why), n in result.refusals.items() if f == fw), reverse=True)
+        share = 100.0 * result.refused[fw] / result.programs if result.programs else 0.0
+        lines.append(f"| {fw} | {share:.1f} % | " + (", ".join(f"{why} {n}" for n, why in reasons) or "–") + " |")
+    lines += ["", "## Operations drawn", "",
+              f"The programs draw from {len(result.room)} operations: those of conformance/discover/programs.py whose "
+              "table entry every framework of the run with changeable arrays has (run.room). Steps of each drawn, "
+              "the twins' included:", "", "| operation | vocabulary key | steps |", "|---|---|---:|"]
+    for name in result.room:
+        key = (VIEWS_BY_NAME[name].key if name in VIEWS_BY_NAME else WRITES_BY_NAME[name].key)
+        lines.append(f"| {name} | `{key}` | {result.drawn[name]} |")
     return "\n".join(lines) + "\n"
 
 
@@ -386,6 +425,10 @@ def write(result: Discovery, out: Path) -> list[Path]:
                      for f in result.found],
         "known": {rule.name: result.triaged[rule.name] for rule in KNOWN if result.triaged[rule.name]},
         "first_bug_seconds": None if result.first_bug is None else round(result.first_bug, 3),
+        "refused": {fw: result.refused[fw] for fw in result.frameworks},
+        "refusals": {fw: {why: n for (f, why), n in sorted(result.refusals.items()) if f == fw}
+                     for fw in result.frameworks},
+        "drawn": {name: result.drawn[name] for name in result.room},
     }, indent=1) + "\n"}
     if texts:
         files[out / "findings.yaml"] = cases

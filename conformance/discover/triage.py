@@ -120,8 +120,40 @@ def _narrow_of_strided(program: Program) -> bool:
         or (step.op in ("narrow", "unbind") and step.args[0] != 0) or (step.op == "split" and step.args[1] != 0)))
 
 
+class TorchCompileWriteThroughExpand(Known):
+    name = "torch-compile-expand-write"
+    summary = ("torch.compile (aot_eager and inductor): a write into an expand()ed view of an input adds the "
+               "update of every stride-0 row into the input instead of writing it once (x + n * (c - x) for a "
+               "fill_ of c), silently; eager writes each element once")
+    links = ("https://github.com/pytorch/pytorch/issues/197448",)
+    cases = ("compiled.expand_writes.fill_through_expand_of_input",)
+
+    def matches(self, finding: Finding) -> bool:
+        return (finding.oracle in ("model", "cross-mode", "metamorphic", "refusal")
+                and finding.framework in ("torch_compile", "torch_inductor")
+                and _written_through_expand(finding.program))
+
+
+def _written_through_expand(program: Program) -> bool:
+    """Whether a write that overwrites its target (fill_, item assignment, copy_) writes a name
+    whose chain of views has an expand or broadcast_to (memory repeated with stride 0)."""
+    marked: dict[str, bool] = {"x": False}
+    for step in program.steps + program.twin:
+        if step.is_view:
+            assert step.result is not None
+            marked[step.result] = not VIEWS_BY_NAME[step.op].copies and (
+                marked.get(step.target, False) or step.op in ("expand", "broadcast_to"))
+            continue
+        write = WRITES_BY_NAME[step.op]
+        if write.overwrites and marked.get(step.target, False):
+            return True
+        if write.creates or write.rebinds:
+            marked[step.target] = False
+    return False
+
+
 KNOWN: tuple[Known, ...] = (PaddleStaleGradientAfterAliasedWrite(), PaddleNarrowOfOffsetView(),
-                            PaddleNarrowGradientOfStridedView())
+                            PaddleNarrowGradientOfStridedView(), TorchCompileWriteThroughExpand())
 
 
 def triaged(finding: Finding) -> Known | None:
