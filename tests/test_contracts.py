@@ -524,6 +524,83 @@ def test_sampling_fills_a_schema_by_type_and_says_why_torch_refuses_a_call() -> 
         out_calls.sample_one(torch, {}, clone)
 
 
+def test_the_other_fills_are_small_ordered_and_never_the_first() -> None:
+    assert out_calls.FILL == out_calls.Fill(((2, 3),), (1,), False) and out_calls.FILL not in out_calls.FILLS
+    assert len(set(out_calls.FILLS)) == len(out_calls.FILLS)
+    assert out_calls.FILLS[:3] == (out_calls.Fill(((2, 3),), (1,), True), out_calls.Fill(((2, 3),), (1, 1), False),
+                                   out_calls.Fill(((2, 3),), (1, 1), True))  # the first's shapes come first
+    for fill in out_calls.FILLS:
+        assert all(len(shape) and 1 <= len(shape) <= 5 for shape in fill.shapes) and ":" not in fill.label()
+        for position in range(3):  # each tensor small, its data of its shape, the ints non-negative
+            size = 1
+            for n in fill.shape(position):
+                size *= n
+            assert size <= 32
+            for domain in ("float", "from_one", "int"):
+                data = out_calls._data(fill, position, domain)
+                for n in fill.shape(position):
+                    assert isinstance(data, list) and len(data) == n
+                    data = data[0]
+    assert out_calls._data(out_calls.Fill(((3,),)), 0, "int") == [1, 2, 3]
+    assert out_calls._data(out_calls.Fill(((2, 2), (2, 2, 2))), 1, "float") == [[[0.8, 0.9], [1.0, 1.1]],
+                                                                                [[1.2, 1.3], [1.4, 1.5]]]
+    assert out_calls.Fill(((2, 2),), (1, 1), True).label() == ("tensors 2x2; int lists [1, 1]; a number for an "
+                                                              "optional Scalar")
+
+
+def test_an_operator_the_first_fill_leaves_out_takes_the_first_other_fill_torch_runs() -> None:
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed")
+    import torch
+
+    addbmm = out_contract("addbmm", "aten::addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, "
+                                    "Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", "torch.addbmm")
+    entry = out_calls.sample_one(torch, {}, addbmm)  # (n,p) + (b,n,m) x (b,m,p): 2x2, then 2x2x2 twice
+    assert entry["call"] == "r = addbmm(x, y, z, out=o)" and entry["outs"][0]["shape"] == [2, 2]
+    assert entry["given"]["x"] == "{data: [[0.1, 0.2], [0.3, 0.4]], dtype: float32}"
+    assert entry["source"].startswith("its schema (tensors 2x2, then 2x2x2): aten::addbmm.out(")
+    clip = out_contract("clip", "aten::clip.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) "
+                                "-> Tensor(a!)", "torch.clip")
+    told: list[str] = []
+    entry = out_calls.sample_one(torch, {}, clip, told.append)  # clip(x) refuses: min or max
+    assert entry["call"] == "r = clip(x, 0.5, out=o)" and entry["values"] is True
+    assert told and told[0].startswith("torch.clip(x, out=...) raises RuntimeError: torch.clamp: At least one")
+    slogdet = out_contract("slogdet", "aten::slogdet.out(Tensor self, *, Tensor(a!) sign, Tensor(b!) logabsdet) -> "
+                                      "(Tensor(a!) sign, Tensor(b!) logabsdet)", "torch.slogdet")
+    assert out_calls.sample_one(torch, {}, slogdet)["call"] == "r, r1 = slogdet(x, out=(o, o1))"  # square: 2x2
+    sin = out_contract("sin", "aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", "torch.sin")
+    told.clear()
+    assert out_calls.sample_one(torch, {}, sin, told.append)["source"] == "its schema: " + sin.overloads[0].schema
+    assert told == []  # control: the first fill gives a call, no other fill is tried
+
+
+def test_a_crash_in_another_fill_keeps_why_the_first_gave_no_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    import subprocess
+    from types import SimpleNamespace
+
+    names = ["a", "b", "c"]
+    mark, version = out_calls.MARK, out_calls.MARK + json.dumps({"version": "2.13.0"})
+
+    def run(command: list[str], **_: Any) -> Any:
+        start = int(command[-1])
+        if start == 0:  # a's call; b's first fill refused, then the process dies in another fill
+            lines = [version, mark + json.dumps({"call": {"name": "a"}}),
+                     mark + json.dumps({"pending": {"name": "b", "reason": "b refuses"}})]
+            return SimpleNamespace(stdout="\n".join(lines), stderr="", returncode=-11)
+        if start == 2:  # c crashes in its first fill
+            return SimpleNamespace(stdout=version, stderr="", returncode=-11)
+        raise AssertionError(start)
+
+    monkeypatch.setattr(subprocess, "run", run)
+    declared = SimpleNamespace(of_kind=lambda kind: [SimpleNamespace(name=n) for n in names])
+    document = out_calls.sample(declared)
+    assert document["left"] == [
+        {"name": "b", "reason": "b refuses; a call of another fill ends the process (exit status -11)"},
+        {"name": "c", "reason": "a call filled from its schema ends the process (exit status -11): torch crashes "
+                                "on it"}]
+
+
 def test_a_warning_at_the_step_a_framework_raises_is_not_expected_of_it() -> None:
     gen, case = generated_case(out_contract("add", "aten::add.out(Tensor self, Tensor other, *, Tensor(a!) out) -> "
                                                    "Tensor(a!)", "torch.add"))

@@ -14,16 +14,23 @@ torch's OpInfo database) tries, for each ``out=`` operator of the contracts data
    the inputs torch's own tests call it with; seed 0): the smallest sample whose tensors are
    dense, real, finite, not empty, of at most :data:`MAX_ELEMENTS` elements, and whose other
    arguments are literals (no strings: a case's step takes a string only as a dtype or device),
-   float values rounded to two decimals.
+   float values rounded to two decimals;
+3. **its schema, filled otherwise** (:data:`FILLS`, in order): where neither gives a call, the
+   same filling by type with tensors of other ranks and shapes (3, 2x2, 1x2x3, 2x2x2, a 2x2
+   then 2x2x2 ones as addbmm takes, 1x1x2x3, 1x2x2x2, 1x2x1x2, 1x1x2x2x2; values 0.1, 0.2, ...
+   or the ints 1, 2, 3, ...), int lists ``[1, 1]`` and ``[1, 1, 1]``, and a number for an
+   optional Scalar (clamp's min). Only an operator the first two leave without a call tries
+   them, so a call they give never changes.
 
 A call is kept when torch runs it, without and with ``out=`` (out tensors of 5 elements, which
 it resizes), and returns as many tensors as the overload writes; the first that does is kept,
 finite results preferred. Whether two calls give equal results decides whether the case
 expects values (a random result does not; nor an uninitialised one, an operator named
 ``empty...``, whose two calls may return the same garbage). Every operator left without a call
-is listed with the reason. The file is data: :func:`read` checks its shape, and each call is a
-case step that the loader parses against the allowlist like any other (``conformance
-contracts --check`` compares the generated cases with it, importing no framework).
+is listed with the reason the first fill and the OpInfo samples gave (a crash in another fill
+keeps it). The file is data: :func:`read` checks its shape, and each call is a case step that
+the loader parses against the allowlist like any other (``conformance contracts --check``
+compares the generated cases with it, importing no framework).
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -198,29 +205,99 @@ class _Args:
         return _literal(v), v
 
 
-def _schema_arguments(torch: Any, schema: str, domain: str) -> tuple[dict[str, str], list[str], list[Any]]:
-    """The positional arguments without a default, filled by type (:data:`VALUES`)."""
+@dataclass(frozen=True)
+class Fill:
+    """One way of filling a schema's arguments by type: the tensors' shapes (in order, the last
+    for the rest), the int lists, and whether an optional Scalar is given a number."""
+
+    shapes: tuple[tuple[int, ...], ...] = ((2, 3),)
+    ints: tuple[int, ...] = (1,)  # an int list (a factory's size is [2, 3])
+    number: bool = False  # the optional Scalars (through the first with a default) take a number, not None
+
+    def shape(self, position: int) -> tuple[int, ...]:
+        return self.shapes[min(position, len(self.shapes) - 1)]
+
+    def label(self) -> str:
+        """What it fills differently from :data:`FILL` (no colon: a case shows the text before one)."""
+        parts = []
+        if self.shapes != FILL.shapes:
+            parts.append("tensors " + ", then ".join("x".join(map(str, s)) for s in self.shapes))
+        if self.ints != FILL.ints:
+            parts.append(f"int lists {list(self.ints)}")
+        if self.number:
+            parts.append("a number for an optional Scalar")
+        return "; ".join(parts)
+
+
+FILL = Fill()  # the first fill: 2x3 tensors of VALUES, int lists [1], None for an optional Scalar
+# the others, in the order tried for an operator the first fill and the OpInfo samples leave
+# without a call: each tensor at most 8 elements (a batched matmul's (b,n,m)x(b,m,p) made of
+# equal square shapes, an input of addbmm's (n,p) before them, pools' 3-D and 4-D inputs,
+# tensorinv's 1x2x1x2 whose leading and trailing dimensions hold as many elements), each
+# shape with int lists of length 1, 2 and 3 (an even pad), and with a number for an optional Scalar
+# (clamp needs min or max)
+_SHAPES: tuple[tuple[tuple[int, ...], ...], ...] = (
+    ((2, 3),), ((3,),), ((2, 2),), ((1, 2, 3),), ((2, 2, 2),), ((2, 2), (2, 2, 2)), ((1, 1, 2, 3),),
+    ((1, 2, 2, 2),), ((1, 2, 1, 2),), ((1, 1, 2, 2, 2),))
+FILLS: tuple[Fill, ...] = tuple(
+    fill for fill in (Fill(shapes, ints, number) for shapes in _SHAPES for ints in ((1,), (1, 1), (1, 1, 1))
+                      for number in (False, True)) if fill != FILL)
+
+
+def _data(fill: Fill, position: int, domain: str) -> Any:
+    """The values of the tensor at ``position``: :data:`VALUES` for a 2x3 one, else 0.1, 0.2, ...
+    (from 1.1 for the first of a domain that starts at 1; each further tensor 0.7 higher), or
+    the ints 1, 2, 3, 1, ... (non-negative)."""
+    shape = fill.shape(position)
+    if shape == (2, 3) and position < len(VALUES[domain]):
+        return VALUES[domain][position]
+    count = math.prod(shape)
+    if domain == "int":
+        flat: list[Any] = [(j + position) % 3 + 1 for j in range(count)]
+    else:
+        start = 1.1 if domain == "from_one" and position == 0 else 0.1 + 0.7 * position
+        flat = [round(start + 0.1 * j, 1) for j in range(count)]
+    for size in reversed(shape[1:]):
+        flat = [flat[i:i + size] for i in range(0, len(flat), size)]
+    return flat
+
+
+def _schema_arguments(torch: Any, schema: str, domain: str, fill: Fill = FILL
+                      ) -> tuple[dict[str, str], list[str], list[Any]]:
+    """The positional arguments without a default filled by type (:data:`VALUES`), as ``fill``
+    says (with ``fill.number`` also the positional ones through the first optional Scalar)."""
     parsed = torch._C.parse_schema(schema)
     if any(a.kwarg_only and not a.has_default_value() and not (a.alias_info and a.alias_info.is_write)
            for a in parsed.arguments):
         raise Inexpressible("a keyword-only argument without a default")
-    required = [a for a in parsed.arguments if not a.kwarg_only and not a.has_default_value()]
+    positional = [a for a in parsed.arguments if not a.kwarg_only]
+    required = [a for a in positional if not a.has_default_value()]
+    if fill.number:
+        scalars = [i for i, a in enumerate(positional) if str(a.type) == "Optional[number]"]
+        if not scalars:
+            raise Inexpressible("no optional Scalar")
+        defaulted = [i for i in scalars if positional[i].has_default_value()]
+        if defaulted:
+            required = positional[:defaulted[0] + 1]
     given: dict[str, str] = {}
     text: list[str] = []
     values: list[Any] = []
-    tensors = iter(zip(TENSOR_NAMES, VALUES[domain]))
+    positions = iter(enumerate(TENSOR_NAMES[:3]))
     factory = not any(str(a.type) == "Tensor" for a in required)
+    if factory and fill != FILL:
+        raise Inexpressible("a factory takes no other fill")
     for a in required:
         kind = str(a.type)
         if kind == "Tensor":
-            name, data = next(tensors, (None, None))
-            if name is None:
+            position, name = next(positions, (None, None))
+            if name is None or position is None:
                 raise Inexpressible("more than three tensors")
+            data = _data(fill, position, domain)
             dtype = "int64" if domain == "int" else "float32"
             given[name] = f"{{data: {json.dumps(data)}, dtype: {dtype}}}"
             text.append(name)
             values.append(torch.tensor(data, dtype=getattr(torch, dtype)))
-        elif kind == "number":
+        elif kind == "number" or (kind == "Optional[number]" and fill.number):
             value: Any = 2 if domain == "int" else 0.5
             text.append(repr(value))
             values.append(value)
@@ -228,8 +305,9 @@ def _schema_arguments(torch: Any, schema: str, domain: str) -> tuple[dict[str, s
             text.append("3" if factory else "1")
             values.append(3 if factory else 1)
         elif kind in ("List[int]", "List[SymInt]"):
-            text.append("[2, 3]" if factory else "[1]")
-            values.append([2, 3] if factory else [1])
+            ints = [2, 3] if factory else list(fill.ints)
+            text.append(repr(ints))
+            values.append(ints)
         elif kind == "float":
             text.append("0.5")
             values.append(0.5)
@@ -283,8 +361,11 @@ def _tried(torch: Any, name: str, fn: Any, given: Mapping[str, str], text: list[
     return (not finite, size), entry
 
 
-def sample_one(torch: Any, opinfos: Mapping[str, Sequence[Any]], contract: Any) -> dict[str, Any]:
-    """The entry of one out= operator; raises Inexpressible with the reason it has none."""
+def sample_one(torch: Any, opinfos: Mapping[str, Sequence[Any]], contract: Any,
+               before_other_fills: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """The entry of one out= operator; raises Inexpressible with the reason it has none.
+    ``before_other_fills`` is told that reason before the other fills are tried (a crash there
+    then keeps it)."""
     spelling = _spelling(contract.spellings)
     if spelling is None:
         raise Inexpressible("no function spelling takes out= (" + ", ".join(contract.spellings) + ")")
@@ -345,9 +426,44 @@ def sample_one(torch: Any, opinfos: Mapping[str, Sequence[Any]], contract: Any) 
         return unfinished
     if best is None:
         schema = refused or "no overload's schema is filled by type"
-        raise Inexpressible(f"{schema}; {last}" if opinfos.get(opname) or opinfos.get(contract.name) else
-                            f"{schema}; it has no OpInfo")
+        reason = (f"{schema}; {last}" if opinfos.get(opname) or opinfos.get(contract.name) else
+                  f"{schema}; it has no OpInfo")
+        if before_other_fills is not None:
+            before_other_fills(reason)
+        other = _other_fills(torch, contract, fn)
+        if other is not None:
+            return other
+        raise Inexpressible(reason)
     return best[1]
+
+
+def _other_fills(torch: Any, contract: Any, fn: Any) -> dict[str, Any] | None:
+    """The call of the first other fill (:data:`FILLS`, in order; then the overloads, then the
+    domains) that torch runs, one with finite results preferred; None if none runs. Tried only
+    where the first fill and the OpInfo samples give no call, so no call they give changes."""
+    unfinished: dict[str, Any] | None = None
+    tried: set[tuple[str, str, str]] = set()
+    for fill in FILLS:
+        for overload in contract.overloads:
+            count = _writes(overload.schema)
+            for domain in ("float", "from_one", "int"):
+                try:
+                    given, text, args = _schema_arguments(torch, overload.schema, domain, fill)
+                except Inexpressible:
+                    break  # the same for every domain
+                key = (overload.schema, json.dumps(text), json.dumps(given, sort_keys=True))
+                if key in tried:  # another fill that fills this overload alike
+                    continue
+                tried.add(key)
+                try:
+                    rank, entry = _tried(torch, contract.name, fn, given, text, args, {}, count,
+                                         f"its schema ({fill.label()}): {overload.schema}")
+                except Exception:  # noqa: BLE001 - any refusal means: not this argument set
+                    continue
+                if not rank[0]:
+                    return entry
+                unfinished = unfinished or entry
+    return unfinished
 
 
 def _first_line(exc: BaseException) -> str:
@@ -373,8 +489,11 @@ def _child(start: int) -> None:
             opinfos.setdefault(name, []).append(info)
     print(MARK + json.dumps({"version": torch.__version__.split("+")[0]}), flush=True)
     for contract in packaged().of_kind("out")[start:]:
+        def pending(reason: str, name: str = contract.name) -> None:
+            print(MARK + json.dumps({"pending": {"name": name, "reason": reason}}), flush=True)
+
         try:
-            line = {"call": sample_one(torch, opinfos, contract)}
+            line = {"call": sample_one(torch, opinfos, contract, pending)}
         except Exception as exc:  # noqa: BLE001 - the reason is recorded
             line = {"left": {"name": contract.name, "reason": str(exc)}}
         print(MARK + json.dumps(line), flush=True)
@@ -392,6 +511,7 @@ def sample(contracts: Any) -> dict[str, Any]:
     calls: list[dict[str, Any]] = []
     left: list[dict[str, Any]] = []
     version = ""
+    pending: dict[str, Any] = {}  # the operator whose other fills are being tried, and why the first gave no call
     while len(calls) + len(left) < len(names):
         start = len(calls) + len(left)
         done = subprocess.run([sys.executable, "-m", "conformance.tools.out_calls", "--child", str(start)],
@@ -401,14 +521,19 @@ def sample(contracts: Any) -> dict[str, Any]:
                 continue
             found = json.loads(line[len(MARK):])
             version = found.get("version", version)
+            pending = found.get("pending", pending)
             if "call" in found:
                 calls.append(found["call"])
             elif "left" in found:
                 left.append(found["left"])
         if done.returncode != 0 and len(calls) + len(left) < len(names):
             crashed = names[len(calls) + len(left)]
-            left.append({"name": crashed, "reason": f"a call filled from its schema ends the process (exit status "
-                                                    f"{done.returncode}): torch crashes on it"})
+            if pending.get("name") == crashed:  # a call of another fill crashed: why the first gave none
+                reason = f"{pending['reason']}; a call of another fill ends the process (exit status {done.returncode})"
+            else:
+                reason = (f"a call filled from its schema ends the process (exit status {done.returncode}): torch "
+                          "crashes on it")
+            left.append({"name": crashed, "reason": reason})
         if not version:
             raise RuntimeError("torch could not be sampled here:\n" + done.stderr[-2000:])
     return {"framework": "torch", "version": version,
