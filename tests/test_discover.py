@@ -357,6 +357,17 @@ def test_an_eager_framework_is_judged_on_a_refusal_only_in_the_same_memory_situa
     assert finding is not None and finding.oracle == "refusal" and finding.framework == "numpy"
 
 
+def test_an_augmented_assignment_that_rebinds_is_not_the_write_another_framework_refused() -> None:
+    program = Program((2,), (Step("slice", "x", (0, 1, 1), "v1"), Step("imul_t", "v1", ("v1",))), grad=True)
+    in_place = {"values.x": [4.0, 3.0], "values.v1": [4.0], "shares_memory.v1.x": True}
+    torch = Observed("torch", "ran", values=in_place, error={"at": 5, "kind": "modified_saved_tensor",
+                                                             "type": "RuntimeError", "message": "saved"})
+    rebound = _observed("paddle", {"values.x": [2.0, 3.0], "values.v1": [4.0], "shares_memory.v1.x": False})
+    assert Refusal().check(program, rebound, {"torch": torch, "paddle": rebound}) is None  # Paddle's *= rebinds
+    written = _observed("mindspore", in_place)
+    assert Refusal().check(program, written, {"torch": torch, "mindspore": written}) is not None
+
+
 def test_a_discover_run_on_numpy_counts_its_programs_and_finds_nothing(tmp_path: Path) -> None:
     result = discover(["numpy"], max_programs=40, seed=3)
     assert result.programs == 40 and result.found == []
@@ -424,8 +435,11 @@ def test_each_known_bug_matches_the_program_that_showed_it_and_not_a_program_wit
     assert triaged(Finding("model", "torch", filled, "s")) is None  # eager: a new bug
     sliced = Program((3,), (Step("slice", "x", (0, 2, 1), "v1"), Step("fill_", "v1", (100.0,))))
     assert triaged(Finding("model", "torch_compile", sliced, "s")) is None  # no stride-0 view
-    added = Program((3,), (Step("expand", "x", (2, 3), "v1"), Step("add_", "v1", (100.0,))))
-    assert triaged(Finding("model", "torch_compile", added, "s")) is None  # reads its target: not this shape
+    added = Program((3,), (Step("expand", "x", (2, 3), "v1"), Step("iadd", "v1", (100.0,))))
+    assert triaged(Finding("refusal", "torch_compile", added, "s")) is expand_write  # eager refuses it
+    rebound = Program((3,), (Step("expand", "x", (2, 3), "v1"), Step("add", "v1", (100.0,)),
+                             Step("fill_", "v1", (100.0,))))
+    assert triaged(Finding("model", "torch_compile", rebound, "s")) is None  # v1 = v1 + c is a new tensor
 
 
 def test_every_known_bug_names_an_upstream_link_and_corpus_cases_that_exist() -> None:

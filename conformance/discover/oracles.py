@@ -44,7 +44,7 @@ from typing import Any, ClassVar
 import numpy as np
 from ruamel.yaml import YAML
 
-from conformance.discover.model import VIEW, explanations, finite_difference_gradient, predict
+from conformance.discover.model import VIEW, decision_points, explanations, finite_difference_gradient, predict
 from conformance.discover.programs import SAME_VALUES, TWIN, VIEWS_BY_NAME, Program
 
 COVERAGE = Path(__file__).resolve().parent.parent / "data" / "coverage"
@@ -284,14 +284,15 @@ def refused_step(program: Program, error: dict[str, Any]) -> int | None:
     return index if index >= 0 else None
 
 
-def view_decisions(program: Program, values: dict[str, Any]) -> dict[int, str] | None:
-    """The view or copy every view step of ``program`` was, where every explanation of
-    ``values`` agrees on all of them; None where they do not (or none explains them)."""
+def decided(program: Program, values: dict[str, Any]) -> dict[int, str] | None:
+    """What every step the model leaves open was (a view or a copy, an augmented assignment
+    in place or a rebinding: model.decision_points), where every explanation of ``values``
+    agrees on all of them; None where they do not (or none explains them)."""
     found, _ = explanations(program, values)
-    views = [i for i, s in enumerate(program.steps) if s.is_view]
-    if not found or any(len({f.get(i) for f in found}) != 1 for i in views):
+    points = decision_points(program)
+    if not found or any(len({f.get(i) for f in found}) != 1 for i in points):
         return None
-    return {i: found[0][i] for i in views if i in found[0]}
+    return {i: found[0][i] for i in points if i in found[0]}
 
 
 class Refusal(Oracle):
@@ -300,9 +301,10 @@ class Refusal(Oracle):
     mode and its eager framework are always in the same situation: torch.compile promises
     eager's behaviour, and running what eager refuses as unsafe (a write through an expanded
     view) is how its silent wrong values show. Two eager frameworks are in the same situation
-    when every view step before the refused step was a view, or a copy, in both (the model's
-    explanations of what each held, agreeing): the refused write then reads and writes the
-    same memory on both. A compiled mode refusing what eager runs is not judged (compilers
+    when every view step before the refused step was a view, or a copy, in both, and every
+    augmented assignment wrote in place, or rebound, in both (the model's explanations of
+    what each held, agreeing): the refused write then reads and writes the same memory on
+    both. A compiled mode refusing what eager runs is not judged (compilers
     document refusals of their own)."""
 
     name = "refusal"
@@ -333,8 +335,8 @@ class Refusal(Oracle):
             return False
         own = parts(program, runner.values)[0][2]
         before = Program(program.shape, program.steps[:index], program.grad)
-        theirs = view_decisions(before, parts(program, refuser.values)[0][2])
-        ours = view_decisions(program, own)
+        theirs = decided(before, parts(program, refuser.values)[0][2])
+        ours = decided(program, own)
         return theirs is not None and ours is not None and all(ours.get(i) == d for i, d in theirs.items())
 
 

@@ -122,10 +122,11 @@ def _narrow_of_strided(program: Program) -> bool:
 
 class TorchCompileWriteThroughExpand(Known):
     name = "torch-compile-expand-write"
-    summary = ("torch.compile (aot_eager and inductor): a write into an expand()ed view of an input adds the "
-               "update of every stride-0 row into the input instead of writing it once (x + n * (c - x) for a "
-               "fill_ of c), silently; eager writes each element once")
-    links = ("https://github.com/pytorch/pytorch/issues/197448",)
+    summary = ("torch.compile (aot_eager and inductor): an in-place write into an expand()ed view of an input "
+               "adds the update of every stride-0 row into the input instead of writing it once (x + n * (c - x) "
+               "for a fill_ of c, x + n * c for += c), silently; eager writes a fill once and refuses a write "
+               "that reads its target (pytorch#17935)")
+    links = ("https://github.com/pytorch/pytorch/issues/197448", "https://github.com/pytorch/pytorch/issues/17935")
     cases = ("compiled.expand_writes.fill_through_expand_of_input",)
 
     def matches(self, finding: Finding) -> bool:
@@ -135,8 +136,8 @@ class TorchCompileWriteThroughExpand(Known):
 
 
 def _written_through_expand(program: Program) -> bool:
-    """Whether a write that overwrites its target (fill_, item assignment, copy_) writes a name
-    whose chain of views has an expand or broadcast_to (memory repeated with stride 0)."""
+    """Whether an in-place write (torch's augmented assignments included) writes a name whose
+    chain of views has an expand or broadcast_to (memory repeated with stride 0)."""
     marked: dict[str, bool] = {"x": False}
     for step in program.steps + program.twin:
         if step.is_view:
@@ -145,10 +146,10 @@ def _written_through_expand(program: Program) -> bool:
                 marked.get(step.target, False) or step.op in ("expand", "broadcast_to"))
             continue
         write = WRITES_BY_NAME[step.op]
-        if write.overwrites and marked.get(step.target, False):
-            return True
-        if write.creates or write.rebinds:
+        if write.creates:
             marked[step.target] = False
+        elif marked.get(step.target, False):
+            return True
     return False
 
 
