@@ -368,6 +368,37 @@ def test_an_augmented_assignment_that_rebinds_is_not_the_write_another_framework
     assert Refusal().check(program, written, {"torch": torch, "mindspore": written}) is not None
 
 
+def test_writes_outside_autograds_bookkeeping_are_held_constant_in_the_gradient() -> None:
+    # x = x0 * 1.0 = [2, 3]; a write that multiplies x by 3 leaves x = 3 * x0 in values either way
+    detached = Program((2,), (Step("detach", "x", (), "v1"), Step("mul_", "v1", (3.0,))), grad=True)
+    in_block = Program((2,), (Step("mul_", "x", (3.0,), no_grad=True),), grad=True)
+    recorded = Program((2,), (Step("mul_", "x", (3.0,)),), grad=True)
+    for program in (detached, in_block, recorded):
+        assert predict(program, {}).values["x"].tolist() == [6.0, 9.0]
+    # held constant, x = x0 + 2 * x0 with the second term a constant: d/dx0 sum(x * x) = 2 * x = [12, 18]
+    # (v1, a detached name, is a constant in the loss); recorded: d/dx0 sum(9 * x0 ** 2) = [36, 54]
+    assert finite_difference_gradient(detached, {}).tolist() == [12.0, 18.0]
+    assert finite_difference_gradient(in_block, {}).tolist() == [12.0, 18.0]
+    assert finite_difference_gradient(recorded, {}).tolist() == [36.0, 54.0]
+    # d = x.data; d[:] = x: torch makes d part of the graph while x's history stays: not modelled
+    copied_in = Program((2,), (Step("data", "x", (), "v1"), Step("setitem_t", "v1", ("x",))), grad=True)
+    assert predict(copied_in, {}).gradient_unmodelled and not predict(in_block, {}).gradient_unmodelled
+    torch_like = {"values.x": [2.0, 3.0], "values.v1": [2.0, 3.0], "shares_memory.v1.x": True, "grad.x0": [12.0, 18.0]}
+    assert Gradient().check(copied_in, _observed("torch", torch_like), {}) is None
+
+
+def test_a_write_under_no_grad_is_a_block_of_the_case_and_stays_in_place_in_the_out_of_place_twin() -> None:
+    program = Program((2,), (Step("slice", "x", (0, 1, 1), "v1"), Step("add_", "x", (100.0,), no_grad=True)),
+                      grad=True)
+    case = case_of(program)
+    assert [s.text for s in case.flat_steps()] == program.statements()
+    assert "      - no_grad:\n          - x.add_(100.0)" in program.case_text("c", "t")
+    assert "with no_grad: x.add_(100.0)" in program.describe()
+    alone = Program((2,), (Step("add_", "x", (100.0,), no_grad=True),), grad=True)
+    assert out_of_place_twin(alone) == ()
+    assert spelling_twin(alone) == (Step("iadd", "x", (100.0,), no_grad=True),)
+
+
 def test_a_discover_run_on_numpy_counts_its_programs_and_finds_nothing(tmp_path: Path) -> None:
     result = discover(["numpy"], max_programs=40, seed=3)
     assert result.programs == 40 and result.found == []

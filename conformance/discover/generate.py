@@ -17,7 +17,6 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.discover.programs import (
-    NOT_WITH_GRAD,
     TWINS,
     VIEW_OPS,
     WRITE_OPS,
@@ -53,14 +52,14 @@ def constant(write: str, k: int) -> float:
 
 @st.composite
 def programs(draw: Any, view_ops: Collection[str] | None = None, write_ops: Collection[str] | None = None,
-             grad: bool | None = None) -> Program:
+             grad: bool | None = None, no_grad: bool = True) -> Program:
     """A program of the operations named (every one of VIEW_OPS and WRITE_OPS by default:
     conformance.discover.run draws from those every framework of the run has); ``grad`` None
     draws whether it computes a gradient (False first, so that shrinking drops the gradient
-    when the finding does not need it)."""
+    when the finding does not need it). With a gradient and ``no_grad``, an in-place write
+    may be drawn in a ``no_grad`` block (not first, so that shrinking takes it out)."""
     with_grad = draw(st.booleans()) if grad is None else grad
-    views = [op for op in VIEW_OPS if (view_ops is None or op.name in view_ops)
-             and not (with_grad and op.name in NOT_WITH_GRAD)]
+    views = [op for op in VIEW_OPS if view_ops is None or op.name in view_ops]
     writes = [op for op in WRITE_OPS if (write_ops is None or op.name in write_ops)
               and not (with_grad and not op.analytic)]
     shape = draw(shapes())
@@ -99,7 +98,8 @@ def programs(draw: Any, view_ops: Collection[str] | None = None, write_ops: Coll
                 if wop.constant:  # the write's own constant, whatever the draw: distinct per write
                     args = args[:-1] + (constant(wop.name, written),)
             written += 1
-            steps.append(Step(wop.name, target, args))
+            in_block = with_grad and no_grad and not wop.creates and draw(st.integers(0, 3)) == 3
+            steps.append(Step(wop.name, target, args, no_grad=in_block))
     if not any(not s.is_view for s in steps):
         names = list(shape_after(Program(shape, tuple(steps))))
         steps.append(Step("fill_", names[-1], (write_value(written),)))

@@ -41,6 +41,11 @@ class Prediction:
     # windows) read its target, or gave one position two values: no documentation says what
     # is kept, so the model predicts nothing and judges nothing (torch eager refuses most)
     undefined: bool = False
+    # a write autograd records into a name outside its bookkeeping with an operand inside it
+    # (``d[:] = x`` with d = x.data): torch makes that name part of the graph from then on,
+    # while its base's history stays as it was: one memory, two gradients, which one storage
+    # of complex values cannot hold. The values are modelled; the gradient is not judged
+    gradient_unmodelled: bool = False
 
 
 def decision_points(program: Program) -> list[int]:
@@ -53,44 +58,72 @@ def decision_points(program: Program) -> list[int]:
 def predict(program: Program, decisions: Mapping[int, str], data: np.ndarray | None = None) -> Prediction:
     """What every name holds after the program, with the view steps and augmented
     assignments decided as ``decisions`` says (a view where it says nothing), on the input
-    ``data`` (flat; by default the program's own, Program.input_values)."""
+    ``data`` (flat; by default the program's own, Program.input_values).
+
+    Autograd's bookkeeping is modelled for the complex step (``data`` complex): a name is
+    *tracked* unless a ``detach()`` or ``.data`` view is in its chain, or it was made from
+    untracked names only. Values read through an untracked name are constants (their real
+    part), and a write autograd does not record (into an untracked name, or in a ``no_grad``
+    block) adds a constant to what it overwrites: ``v + (f(v) - v)`` with ``f(v) - v``
+    computed on real parts. So the derivative the complex step takes is the gradient with
+    those writes held constant, the one autograd documents for them."""
     # data is complex for the complex step
     storages = [program.input_values() if data is None else np.asarray(data).reshape(-1).copy()]
-    undefined = False
+    undefined = unmodelled = False
     tensors: dict[str, tuple[int, np.ndarray]] = {
         "x": (0, np.arange(math.prod(program.shape), dtype=np.int64).reshape(program.shape))}
+    tracked = {"x": True}
+
+    def read(name: str) -> np.ndarray:
+        sid, idx = tensors[name]
+        values = storages[sid][idx]
+        return values if tracked[name] else np.real(values).astype(values.dtype)
+
     for i, step in enumerate(program.steps):
         sid, idx = tensors[step.target]
         if step.is_view:
             assert step.result is not None
-            new_idx = np.asarray(VIEWS_BY_NAME[step.op].index(idx, step.args))
-            if decisions.get(i, COPY if VIEWS_BY_NAME[step.op].copies else VIEW) == VIEW:
+            view = VIEWS_BY_NAME[step.op]
+            new_idx = np.asarray(view.index(idx, step.args))
+            if decisions.get(i, COPY if view.copies else VIEW) == VIEW:
                 tensors[step.result] = (sid, new_idx)
             else:
                 storages.append(storages[sid][new_idx].reshape(-1).copy())
                 tensors[step.result] = (len(storages) - 1, np.arange(new_idx.size).reshape(new_idx.shape))
+            tracked[step.result] = tracked[step.target] and not view.untracked
             continue
         write = WRITES_BY_NAME[step.op]
-        operand = None
-        if step.operand is not None:
-            o_sid, o_idx = tensors[step.operand]
-            operand = storages[o_sid][o_idx].copy()  # read whole before the write starts
-        new_values = write.apply(storages[sid][idx], step.args, operand)
+        operand = None if step.operand is None else read(step.operand).copy()  # read whole before the write
         if write.creates or (write.rebinds and decisions.get(i, IN_PLACE) == REBIND):
-            storages.append(np.asarray(new_values).reshape(-1).copy())
+            target, made = read(step.target), step.no_grad
+            if made:  # computed under no_grad: a constant
+                target = np.real(target).astype(target.dtype)
+                operand = None if operand is None else np.real(operand).astype(operand.dtype)
+            storages.append(np.asarray(write.apply(target, step.args, operand)).reshape(-1).copy())
             tensors[step.target] = (len(storages) - 1, np.arange(idx.size).reshape(idx.shape))
-        else:
-            if _conflicting(idx, new_values, write.overwrites):
-                undefined = True
-            storages[sid][idx] = new_values
-    values = {name: storages[sid][idx] for name, (sid, idx) in tensors.items()}
+            tracked[step.target] = not made and (
+                tracked[step.target] or (step.operand is not None and tracked[step.operand]))
+            continue
+        current = storages[sid][idx]
+        if not tracked[step.target] and not step.no_grad and step.operand is not None and tracked[step.operand]:
+            unmodelled = True
+        if tracked[step.target] and not step.no_grad:
+            new_values = write.apply(current, step.args, operand)
+        else:  # held constant: what it adds to what it overwrites does not depend on the input
+            real = np.real(current).astype(current.dtype)
+            constant_operand = None if operand is None else np.real(operand).astype(operand.dtype)
+            new_values = current + (np.asarray(write.apply(real, step.args, constant_operand)) - real)
+        if _conflicting(idx, new_values, write.overwrites):
+            undefined = True
+        storages[sid][idx] = new_values
+    values = {name: read(name) for name in tensors}
     names = program.names()
     overlaps = {}
     for a_i, a in enumerate(names):
         for b in names[:a_i]:
             (sa, ia), (sb, ib) = tensors[a], tensors[b]
             overlaps[(a, b)] = sa == sb and bool(np.intersect1d(ia.reshape(-1), ib.reshape(-1)).size)
-    return Prediction(values, overlaps, undefined)
+    return Prediction(values, overlaps, undefined, unmodelled)
 
 
 def _conflicting(idx: np.ndarray, new_values: np.ndarray, overwrites: bool) -> bool:

@@ -41,6 +41,9 @@ class ViewOp:
     conditional: bool = False
     # documented to copy in every framework (clone): the model does not let it be a view
     copies: bool = False
+    # outside autograd's bookkeeping (detach(), .data): writes through it are not recorded,
+    # and what is read through it is a constant (model.predict)
+    untracked: bool = False
 
 
 def _dims(shape: Shape) -> range:
@@ -152,7 +155,8 @@ VIEW_OPS: tuple[ViewOp, ...] = (
            lambda sh: [(size, d, k) for d in _dims(sh) for size in range(1, sh[d])
                        for k in range(-(-sh[d] // size))],
            lambda i, a: np.take(i, range(a[2] * a[0], min((a[2] + 1) * a[0], i.shape[a[1]])), axis=a[1])),
-    ViewOp("detach", "method:detach", lambda s, a: f"{s}.detach()", lambda sh: [()], lambda i, a: i),
+    ViewOp("detach", "method:detach", lambda s, a: f"{s}.detach()", lambda sh: [()], lambda i, a: i, untracked=True),
+    ViewOp("data", "attr:data", lambda s, a: f"{s}.data", lambda sh: [()], lambda i, a: i, untracked=True),
     ViewOp("clone", "method:clone", lambda s, a: f"{s}.clone()", lambda sh: [()], lambda i, a: i, copies=True),
     # the other view, copy and identity operations of the adapters' tables, each with its
     # documented semantics on an index array (torch's documentation; NumPy's function of the
@@ -346,10 +350,6 @@ WRITE_OPS: tuple[WriteOp, ...] = (
             lambda v, a, u: v - u, creates=True, operand=True),
 )
 WRITES_BY_NAME = {op.name: op for op in WRITE_OPS}
-# the views a program that computes a gradient does not use: a detached view is written
-# outside autograd's knowledge by design, so the finite differences of the program's values
-# are not the gradient autograd documents for it
-NOT_WITH_GRAD = frozenset({"detach"})
 
 
 @dataclass(frozen=True)
@@ -358,6 +358,7 @@ class Step:
     target: str  # the name the step reads (a view's source, a write's target)
     args: tuple[Any, ...] = ()
     result: str | None = None  # the name a view binds
+    no_grad: bool = False  # a write in a ``no_grad`` block: autograd does not record it
 
     @property
     def is_view(self) -> bool:
@@ -371,7 +372,12 @@ class Step:
     def renamed(self, suffix: str) -> Step:
         """The same step on names with ``suffix``: the metamorphic twin's copy of it."""
         args = (self.args[0] + suffix,) + self.args[1:] if self.operand is not None else self.args
-        return Step(self.op, self.target + suffix, args, None if self.result is None else self.result + suffix)
+        return Step(self.op, self.target + suffix, args, None if self.result is None else self.result + suffix,
+                    self.no_grad)
+
+    def label(self) -> str:
+        """The step as the findings page shows it: its text, in its block."""
+        return ("with no_grad: " if self.no_grad else "") + self.text()
 
     def text(self) -> str:
         if self.is_view:
@@ -424,23 +430,33 @@ class Program:
         return ("x0" if self.grad else "x") + suffix
 
     def statements(self) -> list[str]:
+        """The case's steps, as texts (their blocks left out: :meth:`step_lines`)."""
+        return [text for text, _ in self._statements()]
+
+    def step_lines(self) -> list[str]:
+        """The case's ``steps:`` entries, a write under no_grad in a block of its own."""
+        return [f"      - no_grad:\n          - {text}" if no_grad else f"      - {text}"
+                for text, no_grad in self._statements()]
+
+    def _statements(self) -> list[tuple[str, bool]]:
         """The case's steps: the program's (with ``grad``, then its loss and backward), then
         its twin's on names with ``_m`` (and the twin's loss and backward). The program
         finishes before the twin starts, so that an error the program meets anywhere comes
         before every twin step: a twin step is refused only where the whole program ran."""
-        out = ["x = x0 * 1.0"] if self.grad else []
-        out += [s.text() for s in self.steps]
+        out = [("x = x0 * 1.0", False)] if self.grad else []
+        out += [(s.text(), s.no_grad) for s in self.steps]
         twin = self.twin_program()
         if self.grad:
             # with a twin, the first backward keeps its graph: a compiled mode compiles both
             # parts into one function, whose one backward graph the second backward needs
             # again (torch.compile's AOTAutograd: "backward through the graph a second time")
-            out += [self.loss_text(), "loss.backward()" if twin is None else "loss.backward(retain_graph=True)"]
+            out += [(self.loss_text(), False),
+                    ("loss.backward()" if twin is None else "loss.backward(retain_graph=True)", False)]
         if twin is not None:
-            out += [f"x{TWIN} = x0{TWIN} * 1.0"] if self.grad else []
-            out += [s.renamed(TWIN).text() for s in self.twin]
+            out += [(f"x{TWIN} = x0{TWIN} * 1.0", False)] if self.grad else []
+            out += [(s.renamed(TWIN).text(), s.no_grad) for s in self.twin]
             if self.grad:
-                out += [twin.loss_text(TWIN), f"loss{TWIN}.backward()"]
+                out += [(twin.loss_text(TWIN), False), (f"loss{TWIN}.backward()", False)]
         return out
 
     def case_text(self, case_id: str, title: str, expect_lines: Sequence[str] = ("expect: {}",)) -> str:
@@ -449,16 +465,16 @@ class Program:
         given = [f"      {self._root(suffix)}: {{data: {self.given_data()}, dtype: float64{requires}}}"
                  for suffix in ([""] + ([TWIN] if self.twin else []))]
         lines = ["cases:", f"  - id: {case_id}", f"    title: {_quoted(title)}", "    tags: [discovered]",
-                 "    given:", *given, "    steps:", *[f"      - {text}" for text in self.statements()]]
+                 "    given:", *given, "    steps:", *self.step_lines()]
         lines += ["    " + line for line in expect_lines]
         return "\n".join(lines) + "\n"
 
     def describe(self) -> str:
-        text = "; ".join(s.text() for s in self.steps)
+        text = "; ".join(s.label() for s in self.steps)
         if self.grad:
             text = f"x = x0 * 1.0 (x0 requires grad); {text}; {self.loss_text()}; loss.backward()"
         if self.twin:
-            text += f" | twin ({self.relation}): " + "; ".join(s.text() for s in self.twin)
+            text += f" | twin ({self.relation}): " + "; ".join(s.label() for s in self.twin)
         return text
 
 
@@ -523,11 +539,13 @@ def out_of_place_twin(program: Program) -> tuple[Step, ...]:
             steps.append(step)
             continue
         write = WRITES_BY_NAME[step.op]
-        unaliased = not lineage.aliased(step.target)
+        # a write under no_grad stays in place: out of place, it would bind the name to a
+        # constant, not keep the name's graph with a constant added
+        unaliased = not lineage.aliased(step.target) and not step.no_grad
         if write.creates or (unaliased and write.out_of_place):
             lineage.rebind(step.target)
         if unaliased and write.out_of_place:
-            steps.append(Step(write.out_of_place, step.target, step.args))
+            steps.append(Step(write.out_of_place, step.target, step.args))  # never a no_grad write: see above
             changed = True
         else:
             steps.append(step)
@@ -560,7 +578,7 @@ def spelling_twin(program: Program) -> tuple[Step, ...]:
     () when none has. The values may differ where a framework's augmented assignment rebinds
     (Paddle's ``+=``), which the model explains; what must not differ is whether it runs
     (conformance.discover.oracles.Metamorphic compares only that for this twin)."""
-    steps = tuple(Step(SPELLINGS[s.op], s.target, s.args, s.result) if s.op in SPELLINGS else s
+    steps = tuple(Step(SPELLINGS[s.op], s.target, s.args, s.result, s.no_grad) if s.op in SPELLINGS else s
                   for s in program.steps)
     return steps if steps != program.steps else ()
 

@@ -118,20 +118,21 @@ def room(frameworks: list[str]) -> tuple[frozenset[str], frozenset[str]]:
     every framework has). A program with an operation one framework lacks tells nothing on
     that framework; an immutable framework refuses every write (documented), whatever the
     operation, so it narrows nothing."""
-    tables = [registry.get_adapter(fw).ops for fw in frameworks
-              if registry.adapter_class(fw).immutable is None]
+    return (frozenset(op.name for op in VIEW_OPS if _everywhere(frameworks, op.key)),
+            frozenset(op.name for op in WRITE_OPS if _everywhere(frameworks, op.key)))
 
-    def has(key: str) -> bool:
-        return all(getattr(table.get(key), "not_applicable", None) is None for table in tables)
 
-    return (frozenset(op.name for op in VIEW_OPS if has(op.key)),
-            frozenset(op.name for op in WRITE_OPS if has(op.key)))
+def _everywhere(frameworks: list[str], key: str) -> bool:
+    """Whether every framework of the run whose arrays can change has ``key`` (see room)."""
+    tables = [registry.get_adapter(fw).ops for fw in frameworks if registry.adapter_class(fw).immutable is None]
+    return all(getattr(table.get(key), "not_applicable", None) is None for table in tables)
 
 
 def discover(frameworks: list[str], seconds: float | None = None, max_programs: int | None = None,
              seed: int = 0, sandbox: Sandbox | None = None) -> Discovery:
     result = Discovery(list(frameworks), seed)
     view_ops, write_ops = room(frameworks)
+    no_grad = _everywhere(frameworks, "block:no_grad")
     result.room = sorted(view_ops | write_ops)
     signatures: set[tuple[str, str, frozenset[str]]] = set()
     reported: set[str] = set()  # the known bugs (triage.KNOWN) already reported by a finding
@@ -175,7 +176,7 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
 
     round_number = 0
     while not over():
-        prop = given(programs(view_ops, write_ops))(check)
+        prop = given(programs(view_ops, write_ops, no_grad=no_grad))(check)
         prop = settings(max_examples=ROUND, database=None, deadline=None, derandomize=False,
                         suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
                         phases=[Phase.generate, Phase.shrink])(prop)
