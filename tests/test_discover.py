@@ -44,6 +44,7 @@ from conformance.discover.programs import (
     spelling_twin,
 )
 from conformance.discover.run import (
+    Discovery,
     Found,
     case_of,
     discover,
@@ -55,6 +56,7 @@ from conformance.discover.run import (
     run_program,
     simpler,
     without_step,
+    write,
 )
 from conformance.discover.triage import KNOWN, PaddleStaleGradientAfterAliasedWrite, triaged
 from conformance.load.reader import load_text
@@ -418,6 +420,25 @@ def test_a_finding_is_written_as_a_case_with_each_framework_observations_and_a_r
     assert loaded.errors == [] and loaded.cases[0].id == "discovered.model.paddle.n1"
     assert "conformance discover --seed 7, oracle model" in text and "TODO" not in text
     assert "values: {v1: [3.0], x: [100.0, 3.0]}" in text  # Paddle's override holds what it did
+
+
+def test_a_new_finding_gets_an_upstream_draft_with_a_plain_python_reproduction(tmp_path: Path) -> None:
+    numpy_obs, torch_obs = run_program(NARROW_TWICE, ["numpy", "torch"], None)
+    paddle_obs = Observation("paddle", "3.3.1", observed={
+        key: PADDLE_NARROW.get(str(key), value) for key, value in torch_obs.observed.items()})
+    finding = ModelConsistency().check(NARROW_TWICE, observed_of(paddle_obs), {})
+    assert finding is not None
+    result = Discovery(["numpy", "torch", "paddle"], 7, programs=1, seconds=1.0,
+                       found=[Found(finding, [numpy_obs, torch_obs, paddle_obs], 1.0)])
+    write(result, tmp_path)
+    draft = (tmp_path / "upstream.md").read_text()
+    assert "## 1. [paddle 3.3.1] no composition of the operations' documented semantics" in draft
+    assert "```python\n# discovered.model.paddle.n1 on paddle" in draft and "import paddle" in draft
+    assert "- values of x: model [2.0, 3.0], observed [100.0, 3.0]" in draft
+    assert "torch " in draft and "runs it" in draft and "Versions: paddle 3.3.1, Python 3." in draft
+    known = Found(finding, [numpy_obs, torch_obs, paddle_obs], 1.0, known="paddle-narrow-offset")
+    write(Discovery(["paddle"], 7, programs=1, seconds=1.0, found=[known]), tmp_path)
+    assert not (tmp_path / "upstream.md").exists()  # a known bug has its report already
 
 
 def test_the_command_needs_a_budget_and_writes_its_page(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import platform
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from conformance.discover.triage import KNOWN, triaged
 from conformance.load.reader import load_text
 from conformance.report.outputs import write_files
 from conformance.run.sandbox import Sandbox
+from conformance.site import repro
 from conformance.tools.observe import Observation, expect_lines, observe, split
 
 ROUND = 100  # programs per Hypothesis round
@@ -410,9 +412,11 @@ def _findings_table(result: Discovery, found: list[Found]) -> list[str]:
 
 def write(result: Discovery, out: Path) -> list[Path]:
     """``findings.md``, ``findings.json`` and, when something was found, ``findings.yaml``
-    in ``out``, written as one step (conformance.report.outputs: each beside its place first,
+    (and ``upstream.md``, the drafts of upstream reports of the new findings) in ``out``,
+    written as one step (conformance.report.outputs: each beside its place first,
     then renamed over it, so a link at a name is replaced, never written through); a
-    ``findings.yaml`` of an earlier run goes in the same step when this one found nothing."""
+    ``findings.yaml`` or ``upstream.md`` of an earlier run goes in the same step when this
+    one has none."""
     numbered = [(n, found) for n, found in enumerate(result.found, 1) if not found.flaky]
     texts = [finding_case_text(found, n, result.seed) for n, found in numbered]
     cases = "".join(text if i == 0 else text.split("\n", 1)[1] for i, text in enumerate(texts))
@@ -431,6 +435,43 @@ def write(result: Discovery, out: Path) -> list[Path]:
                      for fw in result.frameworks},
         "drawn": {name: result.drawn[name] for name in result.room},
     }, indent=1) + "\n"}
+    drafts = [draft_report(found, n, text, result.seed) for (n, found), text in zip(numbered, texts)
+              if found.known is None]
     if texts:
         files[out / "findings.yaml"] = cases
-    return write_files(files, remove=[] if texts else [out / "findings.yaml"])
+    if drafts:
+        files[out / "upstream.md"] = "\n".join(
+            ["# Upstream report drafts", "",
+             "One per new finding, ready to file where the behaviour is a bug after a reading by hand: a title, a "
+             "plain-Python reproduction that runs without the suite, what was expected and what happened, the "
+             "versions. A finding that is a documented difference or a bug of the suite is not filed.", "", *drafts])
+    stale = [path for path, wanted in ((out / "findings.yaml", texts), (out / "upstream.md", drafts)) if not wanted]
+    return write_files(files, remove=stale)
+
+
+def draft_report(found: Found, number: int, case_text: str, seed: int) -> str:
+    """The draft of an upstream report of one finding: its title, the plain-Python snippet of
+    its case on the framework (conformance.site.repro, generated from the parsed steps), what
+    the oracle expected against what happened, and the versions."""
+    f = found.finding
+    loaded = load_text(case_text, "<conformance discover>", registry.vocabulary(), draft=True)
+    observation = next((o for o in found.observations if o.framework == f.framework), None)
+    version = observation.version if observation is not None and observation.version else "unknown"
+    lines = [f"## {number}. [{f.framework} {version}] {f.summary}", "",
+             f"Found by `conformance discover --seed {seed}` (oracle `{f.oracle}`, docs/discover.md), shrunk to: "
+             f"`{f.program.describe()}` on an input of shape {list(f.program.shape)}.", ""]
+    if loaded.cases and f.framework in repro.FRAMEWORKS:
+        snippet = repro.snippet(loaded.cases[0], f.framework)
+        lines += ["Reproduction" + ("" if snippet.runnable else " (a step is not spelled: see its comment)") + ":",
+                  "", "```python", snippet.text.rstrip(), "```", ""]
+    else:
+        lines += [f"No plain-Python reproduction is written for {f.framework} yet: the case is in findings.yaml.", ""]
+    lines += ["Expected (what the documented semantics of each operation give) and what happened:", ""]
+    lines += [f"- {detail}" for detail in f.details] or ["- (see the summary)"]
+    others = [o for o in found.observations if o.framework != f.framework and o.status == "ran"]
+    if others:
+        lines += ["", "The same program elsewhere: " + ", ".join(
+            f"{o.framework} {o.version or ''}".strip() + (" refuses it" if o.error else " runs it") for o in others)
+            + " (the observations are the case's expectations in findings.yaml)."]
+    lines += ["", f"Versions: {f.framework} {version}, Python {platform.python_version()}, {platform.platform()}.", ""]
+    return "\n".join(lines)
