@@ -2,6 +2,12 @@
 and time to the first finding from fresh seeds.
 
     python benchmarks/discover.py [--seconds 60] [--seeds 1,2,3]
+    python benchmarks/discover.py --targets [--seconds 3600] [--seed 31]
+
+``--targets`` is issue 36's measurement: one run from a fresh seed (torch, NumPy, Paddle and
+torch_compile by default), then per framework the programs refused or not run by reason,
+the operations drawn fewer than 100 times, whether the torch.compile expand-write bug
+(pytorch#197448) was found, and the findings, new and known.
 
 Each measurement is ``python -m conformance discover`` in a fresh process from the
 repository root (the sandbox's children start inside it, as in a user's run), reading the
@@ -31,7 +37,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--targets", action="store_true", help="issue 36's targets from one run (--seed)")
+    parser.add_argument("--seed", type=int, default=31)
+    parser.add_argument("--frameworks", default="torch,numpy,paddle,torch_compile")
     args = parser.parse_args()
+    if args.targets:
+        targets(args.frameworks, args.seconds, args.seed)
+        return
     print("| frameworks | programs/s | findings | programs showing a known bug |")
     print("|---|---:|---|---:|")
     for frameworks in ("numpy", "torch", "paddle", "torch,numpy,paddle"):
@@ -48,6 +60,31 @@ def main() -> None:
         known = ", ".join(f"{rule} {n}" for rule, n in r["known"].items()) or "none"
         print(f"| {seed} | {r['programs']} | {r['seconds']:.0f} | "
               f"{'-' if first is None else f'{first:.1f} s'} | {what} | {known} |")
+
+
+def targets(frameworks: str, seconds: float, seed: int) -> None:
+    r = discover(frameworks, seconds, seed)
+    print(f"{r['programs']} programs in {r['seconds']:.0f} s ({r['programs'] / r['seconds']:.1f}/s), "
+          f"frameworks {frameworks}, seed {seed}")
+    print()
+    print("| framework | refused or not run | by reason |")
+    print("|---|---:|---|")
+    for fw, n in r["refused"].items():
+        reasons = ", ".join(f"{why} {k}" for why, k in sorted(r["refusals"][fw].items(), key=lambda e: -e[1]))
+        print(f"| {fw} | {100.0 * n / r['programs']:.1f} % | {reasons or '-'} |")
+    drawn = r["drawn"]
+    rare = sorted((n, op) for op, n in drawn.items() if n < 100)
+    print()
+    print(f"operations drawn: {len(drawn)}; fewest steps: {min(drawn.values()) if drawn else 0}; "
+          f"under 100: {', '.join(f'{op} {n}' for n, op in rare) or 'none'}")
+    expand = r["known"].get("torch-compile-expand-write", 0) or any(
+        "expand" in f["program"] and f["framework"].startswith("torch_") for f in r["findings"])
+    print(f"torch.compile expand-write (pytorch#197448) found: {'yes' if expand else 'no'}")
+    print("findings:")
+    for f in r["findings"]:
+        print(f"- {f['oracle']} {f['framework']} ({'reproduced' if f['reproduced'] else 'not reproduced'}, "
+              f"{f['status'][:40]}): {f['program']}: {f['summary']}")
+    print("known bugs (programs):", ", ".join(f"{k} {n}" for k, n in r["known"].items()) or "none")
 
 
 def confirmed(r: dict) -> int:

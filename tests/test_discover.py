@@ -518,3 +518,25 @@ def test_a_known_bug_is_a_finding_once_with_its_status_then_only_counted(monkeyp
     page = findings_page(result)
     assert "## Known bugs" in page and f"| {PADDLE_STALE.summary} | {result.triaged[PADDLE_STALE.name]} |" in page
     assert "| known: https://github.com/PaddlePaddle/Paddle/pull/68520; in the corpus: " in page
+    kept, sampled = result.precision[PADDLE_STALE.name]
+    assert sampled >= 1 and kept == sampled and f" | {kept} of {sampled} | " in page
+
+
+def test_a_rule_that_absorbs_programs_of_another_shape_loses_precision_and_they_become_findings(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import conformance.discover.run as discover_run
+
+    def crashing(program: Program, frameworks: list[str], sandbox: object) -> list[Observation]:
+        long = len(program.steps) >= 4  # the long programs crash, the others run and show nothing
+        return [Observation("paddle", "3.3.1", status="error" if long else "ran", reason="timed out after 10 s")]
+
+    monkeypatch.setattr(discover_run, "run_program", crashing)
+    # a rule too wide: it matches programs of four steps or more, whose minimal form has one
+    monkeypatch.setattr(discover_run, "triaged", lambda f: PADDLE_STALE if len(f.program.steps) >= 4 else None)
+    monkeypatch.setattr(discover_run, "reduce_steps", lambda found, fws, sandbox: Found(
+        Finding(found.finding.oracle, found.finding.framework, Program((1,), (Step("fill_", "x", (100.0,)),)),
+                found.finding.summary), found.observations, found.seconds, runs=2))
+    result = discover(["paddle"], max_programs=400, seed=1)  # Hypothesis' shrinking takes the first 60 or so
+    kept, sampled = result.precision.get(PADDLE_STALE.name, (0, 0))
+    assert sampled >= 1 and kept == 0
+    assert any(f.known is None and len(f.finding.program.steps) == 1 for f in result.found)

@@ -39,6 +39,9 @@ from conformance.site import repro
 from conformance.tools.observe import Observation, expect_lines, observe, split
 
 ROUND = 100  # programs per Hypothesis round
+# programs per known-bug rule that, after the budget, are shrunk to measure the rule's
+# precision (how many of the programs it absorbs shrink to its shape)
+PRECISION_SAMPLE = 3
 # what the oracles read (and a finding's case expects): observing every kind of every name
 # and pair would cost most of a program's time for nothing
 OBSERVED = ("values", "shares_memory", "grad")
@@ -79,6 +82,10 @@ class Discovery:
     triaged: Counter[str] = field(default_factory=Counter)  # known rule (triage.KNOWN) -> programs it matched
     first_bug: float | None = None  # seconds to the first program that showed a bug, known or new
     room: list[str] = field(default_factory=list)  # the operations the programs draw from (room())
+    # rule -> the first programs it absorbed after its finding (PRECISION_SAMPLE), and, once
+    # shrunk, how many of them still have its shape: (kept, sampled)
+    absorbed: dict[str, list[Found]] = field(default_factory=dict)
+    precision: dict[str, tuple[int, int]] = field(default_factory=dict)
     drawn: Counter[str] = field(default_factory=Counter)  # operation -> steps of it drawn (twins' included)
     refusals: Counter[tuple[str, str]] = field(default_factory=Counter)  # (framework, error kind or status) -> programs
 
@@ -173,6 +180,9 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
                 result.triaged[rule.name] += 1
                 if rule.name not in reported:  # added once handled: Hypothesis replays the program
                     raise _NewFinding(Found(finding, observations, time.monotonic() - began, known=rule.name))
+                sample = result.absorbed.setdefault(rule.name, [])
+                if len(sample) < PRECISION_SAMPLE and all(f.finding.program != program for f in sample):
+                    sample.append(Found(finding, observations, time.monotonic() - began, known=rule.name))
             elif not known(finding, signatures):
                 raise _NewFinding(Found(finding, observations, time.monotonic() - began))
 
@@ -205,8 +215,32 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
                     result.found.append(inner.found)
         round_number += 1
     result.seconds = time.monotonic() - began
+    measure_precision(result, signatures, frameworks, sandbox)
     result.found = distinct(result.found)
     return result
+
+
+def measure_precision(result: Discovery, signatures: set[tuple[str, str, frozenset[str]]], frameworks: list[str],
+                      sandbox: Sandbox | None) -> None:
+    """Shrink the programs each known-bug rule absorbed (Discovery.absorbed) and count those
+    whose minimal form the rule still matches: a rule that absorbs programs of another shape
+    hides bugs. A minimal form the rule no longer matches, of a kind not known yet, is a
+    finding of its own (new, or another rule's). Runs after the budget."""
+    for name, sample in result.absorbed.items():
+        kept = 0
+        for found in sample:
+            shrunk = reduce_steps(found, frameworks, sandbox)
+            result.programs += shrunk.runs
+            rule = triaged(shrunk.finding)
+            if rule is not None and rule.name == name:
+                kept += 1
+                continue
+            shrunk.known = None if rule is None else rule.name
+            if rule is None and known(shrunk.finding, signatures):
+                continue
+            signatures.add(shrunk.finding.signature())
+            result.found.append(shrunk)
+        result.precision[name] = (kept, len(sample))
 
 
 def first_finding(program: Program, observed: Observed, all_observed: dict[str, Observed]) -> Finding | None:
@@ -361,12 +395,16 @@ def findings_page(result: Discovery) -> str:
     if result.triaged:
         lines += ["Programs that showed a bug already known upstream or recorded in the corpus "
                   "(conformance/discover/triage.py): the first is a finding above, with its minimal program; the "
-                  "others are only counted.", "", "| known bug | programs | upstream | corpus cases |",
-                  "|---|---|---|---|"]
+                  "others are only counted. Precision: of the first programs a rule absorbed after its finding (up "
+                  f"to {PRECISION_SAMPLE}), how many still have its shape once shrunk (one that does not is a "
+                  "finding above).", "", "| known bug | programs | precision | upstream | corpus cases |",
+                  "|---|---|---|---|---|"]
         for rule in KNOWN:
             if result.triaged[rule.name]:
-                lines.append(f"| {rule.summary} | {result.triaged[rule.name]} | {' '.join(rule.links)} | "
-                             f"{', '.join(f'`{c}`' for c in rule.cases)} |")
+                kept, sampled = result.precision.get(rule.name, (0, 0))
+                lines.append(f"| {rule.summary} | {result.triaged[rule.name]} | "
+                             + (f"{kept} of {sampled}" if sampled else "–")
+                             + f" | {' '.join(rule.links)} | {', '.join(f'`{c}`' for c in rule.cases)} |")
     else:
         lines.append("No program showed a known bug.")
     lines += ["", "## What the generated programs showed", "",
@@ -429,6 +467,7 @@ def write(result: Discovery, out: Path) -> list[Path]:
                       "seconds": round(f.seconds, 3), "reproduced": not f.flaky, "status": f.status()}
                      for f in result.found],
         "known": {rule.name: result.triaged[rule.name] for rule in KNOWN if result.triaged[rule.name]},
+        "precision": {name: {"kept": kept, "sampled": sampled} for name, (kept, sampled) in result.precision.items()},
         "first_bug_seconds": None if result.first_bug is None else round(result.first_bug, 3),
         "refused": {fw: result.refused[fw] for fw in result.frameworks},
         "refusals": {fw: {why: n for (f, why), n in sorted(result.refusals.items()) if f == fw}
