@@ -153,8 +153,24 @@ def _written_through_expand(program: Program) -> bool:
     return False
 
 
+class MindSporeArithmeticMethodsDoNotWrite(Known):
+    name = "mindspore-arithmetic-not-in-place"
+    summary = ("MindSpore 2.10 (CPU): Tensor.add_, sub_, mul_ and div_ return a new tensor and leave their "
+               "receiver as it was, although documented as in-place versions (the corpus records it as a "
+               "documentation disagreement)")
+    links = ("https://www.mindspore.cn/docs/en/stable/api_python/mindspore/Tensor/mindspore.Tensor.add_.html",)
+    cases = ("inplace.mindspore.add_scalar_identity",)
+    METHODS = frozenset({"add_", "sub_", "mul_", "div_", "add_t", "sub_t", "mul_t"})
+
+    def matches(self, finding: Finding) -> bool:
+        return (finding.oracle in ("model", "gradient", "metamorphic", "documented-view")
+                and finding.framework == "mindspore"
+                and any(step.op in self.METHODS for step in finding.program.steps + finding.program.twin))
+
+
 KNOWN: tuple[Known, ...] = (PaddleStaleGradientAfterAliasedWrite(), PaddleNarrowOfOffsetView(),
-                            PaddleNarrowGradientOfStridedView(), TorchCompileWriteThroughExpand())
+                            PaddleNarrowGradientOfStridedView(), TorchCompileWriteThroughExpand(),
+                            MindSporeArithmeticMethodsDoNotWrite())
 
 
 def triaged(finding: Finding) -> Known | None:
