@@ -225,6 +225,37 @@ def test_rewrite_refuses_a_file_it_would_reformat(tmp_path: Path) -> None:
     assert path.read_text() == text
 
 
+NO_EXPECT = """\
+cases:
+  - id: views.demo.a
+    title: a
+    given: {x: [1.0, 2.0]}
+    steps:
+      - y = x.reshape(2){comment}
+
+  # the next case
+  - id: views.demo.b
+    title: b
+    given: {x: [1.0, 2.0]}
+    steps:
+      - y = x.reshape(2)
+"""
+
+
+@pytest.mark.parametrize("comment", ["", "  # a comment on the last step"])
+def test_expect_goes_after_the_steps_of_a_case_without_one_and_the_blank_line_stays_after_the_case(
+        comment: str) -> None:
+    """The blank line (and the comment) after a case with no ``expect:`` belong to its last
+    step in ruamel.yaml; the new ``expect`` goes between the steps and them (it was refused:
+    "the rewrite would change this line too")."""
+    text = NO_EXPECT.replace("{comment}", comment)
+    case = load_text(text, "t.yaml", registry.vocabulary(), draft=True).cases[0]
+    out = rewrite(text, "t.yaml", [Update(case, ["expect:", "  values: {y: [1.0, 2.0]}"], set(FRAMEWORKS))],
+                  registry.vocabulary())
+    assert out == text.replace(f"reshape(2){comment}\n\n", f"reshape(2){comment}\n    expect:\n"
+                               "      values: {y: [1.0, 2.0]}\n\n", 1)
+
+
 def test_rewrite_adds_frameworks_after_expect_and_replaces_only_observed_overrides() -> None:
     text = CASE.replace("    expect: {}\n", "    expect: {}\n    frameworks:\n      numpy:\n"
                                                "        not_applicable: \"a reason of the case's own\"\n")

@@ -219,8 +219,27 @@ def _block(collection: Any) -> bool:
 
 def _take_tail(node: Any) -> tuple[Any, bool]:
     """(the comment token after the case's last line, whether its first line is a comment on
-    ``expect:`` itself), taken off the case when its last entry is replaced."""
-    if list(node)[-1:] not in (["expect"], ["frameworks"]):
+    ``expect:`` itself), taken off the case when its last entry is replaced, or when
+    ``expect`` goes after a last entry that is a block sequence (``steps`` of a case with no
+    ``expect`` yet: its last item holds the lines after the case)."""
+    last = list(node)[-1:]
+    if last == ["steps"] and isinstance(node["steps"], list) and _block(node["steps"]):
+        steps: Any = node["steps"]
+        slots = steps.ca.items.get(len(steps) - 1)
+        token = slots[0] if slots else None
+        if token is None:
+            return None, False
+        if not token.value.startswith("#"):
+            slots[0] = None
+            return token, False
+        # a comment on the last step's own line stays there; the lines after it move
+        inline, rest = (token.value.split("\n", 1) + [""])[:2]
+        kept, moved = copy.copy(token), copy.copy(token)
+        kept.value = inline + "\n"
+        slots[0] = kept
+        moved.value = "\n" + rest
+        return (moved if rest else None), False
+    if last not in (["expect"], ["frameworks"]):
         return None, False
     found = _tail(node)
     if found is None:
