@@ -339,7 +339,8 @@ def test_running_what_eager_refuses_as_unsafe_is_a_refusal_finding_for_its_compi
     compiled = _observed("torch_compile", {"values.x": [202.0, 203.0]}, compiles="torch")
     everyone = {"torch": eager, "torch_compile": compiled}
     finding = Refusal().check(EXPAND_WRITE, compiled, everyone)
-    assert finding is not None and finding.summary.startswith("runs what torch refuses as unsafe (overlapping_write")
+    assert finding is not None and finding.summary.startswith(
+        "runs, a write whose result no documentation defines, what torch refuses as unsafe (overlapping_write")
     other_kind = Observed("torch", "ran", values={}, error={"at": 2, "kind": "shape_mismatch"})
     assert Refusal().check(EXPAND_WRITE, compiled, {"torch": other_kind, "torch_compile": compiled}) is None
     # the compiled mode refusing what eager runs is not judged
@@ -497,6 +498,30 @@ def test_each_known_bug_matches_the_program_that_showed_it_and_not_a_program_wit
     assert not_written is not None and not_written.name == "mindspore-arithmetic-not-in-place"
     assert triaged(Finding("model", "mindspore", Program((2,), (Step("iadd", "x", (100.0,)),)), "s")) is None
     assert triaged(Finding("model", "paddle", added_in_place, "s")) is None
+
+    def rule(oracle: str, framework: str, program: Program, *details: str) -> str | None:
+        found = triaged(Finding(oracle, framework, program, "s", details))
+        return None if found is None else found.name
+
+    rebuffered = Program((2, 2), (Step("t", "x", (), "v1"), Step("contiguous", "v1", (), "v2"),
+                                  Step("setitem", "v2", ((0, 0), 100.0))))
+    assert rule("documented-view", "paddle", rebuffered) == "paddle-contiguous-rebuffers"
+    already = Program((2, 2), (Step("slice", "x", (0, 1, 1), "v1"), Step("contiguous", "v1", (), "v2"),
+                               Step("setitem", "v2", ((0, 0), 100.0))))
+    assert rule("documented-view", "paddle", already) is None  # a contiguous view: contiguous() is itself
+    viewed = Program((2, 2), (Step("t", "x", (), "v1"), Step("view", "v1", (4,), "v2"),
+                              Step("setitem", "v2", ((0,), 1.0))))
+    assert rule("documented-view", "mindspore", viewed) == "mindspore-view-copies"
+    assert rule("documented-view", "mindspore", Program((4,), (Step("view", "x", (2, 2), "v1"),))) is None
+    cloned = Program((2,), (Step("setitem", "x", ((0,), 100.0)), Step("slice", "x", (0, 1, 1), "v1")),
+                     twin=(Step("setitem", "x", ((0,), 100.0)), Step("slice", "x", (0, 1, 1), "v1"),
+                           Step("clone", "v1", (), "v1")), relation="clone")
+    assert rule("metamorphic", "mindspore", cloned, "RuntimeError: The kernel Clone unregistered.") == (
+        "mindspore-no-clone-kernel")
+    assert rule("metamorphic", "mindspore", cloned, "RuntimeError: something else") is None
+    live_view = Program((2,), (Step("slice", "x", (0, 1, 1), "v1"), Step("setitem", "x", ((0,), 100.0))), grad=True)
+    assert rule("gradient", "mindspore", live_view) == "mindspore-stale-gradient"
+    assert rule("gradient", "mindspore", Program((2,), (Step("setitem", "x", ((0,), 100.0)),), grad=True)) is None
 
 
 def test_every_known_bug_names_an_upstream_link_and_corpus_cases_that_exist() -> None:

@@ -322,8 +322,17 @@ class Refusal(Oracle):
             elif other.compiles is not None or not self._same_situation(program, other, observed):
                 continue
             at = other.error.get("at")
+            # the oracles before this one found nothing: where the model defines the program,
+            # the runner's values (and gradient) are the documented ones, and the refusal may
+            # be the refuser's caution rather than the runner's bug; the summary says which
+            own = parts(program, observed.values)[0][2]
+            found, _ = explanations(program, own)
+            defined = bool(found) and not any(predict(program, d).undefined for d in found)
+            how = ("to the values the documented semantics give" + (" and their gradient" if program.grad else "")
+                   if defined else "a write whose result no documentation defines")
             return Finding(self.name, observed.framework, program,
-                           f"runs what {other.framework} refuses as unsafe ({other.error.get('kind')}, at step {at})",
+                           f"runs, {how}, what {other.framework} refuses as unsafe ({other.error.get('kind')}, "
+                           f"at step {at})",
                            (f"{other.framework}: {other.error.get('type')}: {other.error.get('message')}",))
         return None
 

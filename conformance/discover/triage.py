@@ -85,6 +85,12 @@ def _narrow_of_offset(program: Program) -> bool:
 def _narrow_of(program: Program, marks: Callable[[Step], bool]) -> bool:
     """Whether a narrow reads a name whose chain of views (in the program or its twin) has a
     step ``marks`` holds for; binding a name to a new tensor clears its mark."""
+    return _applied_to_marked(program, ("narrow",), marks)
+
+
+def _applied_to_marked(program: Program, ops: tuple[str, ...], marks: Callable[[Step], bool]) -> bool:
+    """Whether a view step of ``ops`` reads a name whose chain of views (in the program or its
+    twin) has a step ``marks`` holds for; binding a name to a new tensor clears its mark."""
     marked: dict[str, bool] = {"x": False}
     for step in program.steps + program.twin:
         if not step.is_view:
@@ -92,10 +98,25 @@ def _narrow_of(program: Program, marks: Callable[[Step], bool]) -> bool:
                 marked[step.target] = False
             continue
         assert step.result is not None
-        if step.op == "narrow" and marked.get(step.target, False):
+        if step.op in ops and marked.get(step.target, False):
             return True
         marked[step.result] = not VIEWS_BY_NAME[step.op].copies and (marked.get(step.target, False) or marks(step))
     return False
+
+
+# the view steps after which a tensor is not contiguous (on every input the generator draws
+# them for a shape where they move elements: a transpose of a dimension of size 1 may not)
+_NON_CONTIGUOUS = frozenset({"transpose", "t", "permute", "movedim", "swapaxes", "swapdims", "mT", "adjoint",
+                             "diagonal", "diagonal_of", "expand", "broadcast_to", "unfold", "flip", "fliplr",
+                             "flipud", "rot90"})
+
+
+def _strided(step: Step) -> bool:
+    """A view step whose result may not be contiguous: a dimension reordered or repeated, a
+    diagonal, a slice with a step, a piece along a dimension other than the first."""
+    return (step.op in _NON_CONTIGUOUS or (step.op == "slice" and step.args[2] != 1)
+            or (step.op in ("narrow", "unbind", "select_dim") and step.args[0] != 0)
+            or (step.op == "split" and step.args[1] != 0) or (step.op == "chunk" and step.args[1] != 0))
 
 
 class PaddleNarrowGradientOfStridedView(Known):
@@ -127,7 +148,7 @@ class TorchCompileWriteThroughExpand(Known):
                "for a fill_ of c, x + n * c for += c), silently; eager writes a fill once and refuses a write "
                "that reads its target (pytorch#17935)")
     links = ("https://github.com/pytorch/pytorch/issues/197448", "https://github.com/pytorch/pytorch/issues/17935")
-    cases = ("compiled.expand_writes.fill_through_expand_of_input",)
+    cases = ("compiled.expand_writes.fill_through_expand_of_input", "compiled.expand_writes.add_refused")
 
     def matches(self, finding: Finding) -> bool:
         return (finding.oracle in ("model", "cross-mode", "metamorphic", "refusal")
@@ -168,9 +189,64 @@ class MindSporeArithmeticMethodsDoNotWrite(Known):
                 and any(step.op in self.METHODS for step in finding.program.steps + finding.program.twin))
 
 
+class PaddleContiguousRebuffersItsReceiver(Known):
+    name = "paddle-contiguous-rebuffers"
+    summary = ("Paddle 3.3.1: contiguous() of a non-contiguous view gives that view itself a new contiguous "
+               "buffer (and returns it), so the view stops sharing memory with its base")
+    links = ("https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/Tensor_en.html#contiguous",)
+    cases = ("views.contiguous.transposed_rebuffered_in_paddle", "views.strides.contiguous_of_transposed")
+
+    def matches(self, finding: Finding) -> bool:
+        return (finding.oracle in ("model", "documented-view", "metamorphic", "gradient")
+                and finding.framework in ("paddle", "paddle_static")
+                and _applied_to_marked(finding.program, ("contiguous",), _strided))
+
+
+class MindSporeViewOfNonContiguousCopies(Known):
+    name = "mindspore-view-copies"
+    summary = ("MindSpore 2.10: Tensor.view of a non-contiguous tensor returns a copy (torch refuses it), so "
+               "writes through it do not reach the base")
+    links = ("https://www.mindspore.cn/docs/en/r2.10.0/api_python/mindspore/Tensor/mindspore.Tensor.view.html",)
+    cases = ("views.view.non_contiguous",)
+
+    def matches(self, finding: Finding) -> bool:
+        return (finding.oracle in ("model", "documented-view", "metamorphic")
+                and finding.framework == "mindspore"
+                and _applied_to_marked(finding.program, ("view",), _strided))
+
+
+class MindSporeNoCloneKernel(Known):
+    name = "mindspore-no-clone-kernel"
+    summary = ("MindSpore 2.10 (CPU): clone() has no kernel (RuntimeError: The kernel Clone unregistered), so "
+               "the clone twin of a program is refused wherever the program runs")
+    links = ("https://www.mindspore.cn/docs/en/r2.10.0/api_python/mindspore/Tensor/mindspore.Tensor.zero_.html",)
+    cases = ("views.recorded.clone_is_not_recorded",)
+
+    def matches(self, finding: Finding) -> bool:
+        return (finding.oracle == "metamorphic" and finding.framework == "mindspore"
+                and finding.program.relation == "clone"
+                and any("The kernel Clone unregistered" in detail for detail in finding.details))
+
+
+class MindSporeStaleGradientAfterAliasedWrite(Known):
+    name = "mindspore-stale-gradient"
+    summary = ("MindSpore 2.10: mindspore.grad of a program that writes into a base while a view of it is live "
+               "(or through some views) differentiates the view's term from the graph before the write (found "
+               "by conformance discover; no upstream issue found)")
+    links = ("https://www.mindspore.cn/docs/en/r2.10.0/api_python/mindspore/mindspore.grad.html",)
+    cases = ("autograd.discovered.base_write_with_live_view_grad",)
+
+    def matches(self, finding: Finding) -> bool:
+        program = finding.program
+        return (finding.oracle == "gradient" and finding.framework == "mindspore"
+                and bool(aliased_writes(program.steps) or aliased_writes(program.twin)))
+
+
 KNOWN: tuple[Known, ...] = (PaddleStaleGradientAfterAliasedWrite(), PaddleNarrowOfOffsetView(),
                             PaddleNarrowGradientOfStridedView(), TorchCompileWriteThroughExpand(),
-                            MindSporeArithmeticMethodsDoNotWrite())
+                            MindSporeArithmeticMethodsDoNotWrite(), PaddleContiguousRebuffersItsReceiver(),
+                            MindSporeViewOfNonContiguousCopies(), MindSporeNoCloneKernel(),
+                            MindSporeStaleGradientAfterAliasedWrite())
 
 
 def triaged(finding: Finding) -> Known | None:
