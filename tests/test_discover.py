@@ -519,6 +519,10 @@ def test_each_known_bug_matches_the_program_that_showed_it_and_not_a_program_wit
     assert rule("metamorphic", "mindspore", cloned, "RuntimeError: The kernel Clone unregistered.") == (
         "mindspore-no-clone-kernel")
     assert rule("metamorphic", "mindspore", cloned, "RuntimeError: something else") is None
+    gapped = Program((3,), (Step("unfold", "x", (0, 1, 2), "v1"), Step("setitem", "v1", ((0, 0), 100.0))))
+    assert rule("model", "torch_compile", gapped) == "torch-compile-unfold-gaps"
+    covering = Program((3,), (Step("unfold", "x", (0, 1, 1), "v1"), Step("setitem", "v1", ((0, 0), 100.0))))
+    assert rule("model", "torch_compile", covering) is None  # every element in a window
     live_view = Program((2,), (Step("slice", "x", (0, 1, 1), "v1"), Step("setitem", "x", ((0,), 100.0))), grad=True)
     assert rule("gradient", "mindspore", live_view) == "mindspore-stale-gradient"
     assert rule("gradient", "mindspore", Program((2,), (Step("setitem", "x", ((0,), 100.0)),), grad=True)) is None

@@ -174,6 +174,24 @@ def _written_through_expand(program: Program) -> bool:
     return False
 
 
+class TorchCompileWriteThroughGappedUnfold(Known):
+    name = "torch-compile-unfold-gaps"
+    summary = ("torch.compile (aot_eager and inductor): a write through an unfold view whose windows leave gaps "
+               "(step > size) zeroes every element of the base no window covers (functionalization writes the "
+               "windows back with unfold_backward)")
+    links = ("https://github.com/pytorch/pytorch/issues/198102", "https://github.com/pytorch/pytorch/pull/198105")
+    cases = ("compiled.discovered.write_through_gapped_unfold",)
+
+    def matches(self, finding: Finding) -> bool:
+        if finding.oracle not in ("model", "cross-mode", "metamorphic") or finding.framework not in (
+                "torch_compile", "torch_inductor"):
+            return False
+        gapped = {s.result for s in finding.program.steps + finding.program.twin
+                  if s.op == "unfold" and s.args[2] > s.args[1]}
+        return bool(gapped) and any(not s.is_view and s.target in gapped
+                                    for s in finding.program.steps + finding.program.twin)
+
+
 class MindSporeArithmeticMethodsDoNotWrite(Known):
     name = "mindspore-arithmetic-not-in-place"
     summary = ("MindSpore 2.10 (CPU): Tensor.add_, sub_, mul_ and div_ return a new tensor and leave their "
@@ -246,7 +264,7 @@ KNOWN: tuple[Known, ...] = (PaddleStaleGradientAfterAliasedWrite(), PaddleNarrow
                             PaddleNarrowGradientOfStridedView(), TorchCompileWriteThroughExpand(),
                             MindSporeArithmeticMethodsDoNotWrite(), PaddleContiguousRebuffersItsReceiver(),
                             MindSporeViewOfNonContiguousCopies(), MindSporeNoCloneKernel(),
-                            MindSporeStaleGradientAfterAliasedWrite())
+                            MindSporeStaleGradientAfterAliasedWrite(), TorchCompileWriteThroughGappedUnfold())
 
 
 def triaged(finding: Finding) -> Known | None:
