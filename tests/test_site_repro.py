@@ -165,7 +165,8 @@ def printed(output: str) -> dict[str, Any]:
     return values
 
 
-@pytest.mark.parametrize(("frameworks", "size"), [(("numpy", "torch"), SAMPLE), (("torch_compile",), 5)])
+@pytest.mark.parametrize(("frameworks", "size"), [(("numpy", "torch"), SAMPLE), (("torch_compile",), 5),
+                                               (("jax_jit",), 5), (("tensorflow_function",), 3)])
 def test_a_sample_of_snippets_prints_what_the_run_recorded(frameworks: tuple[str, ...], size: int) -> None:
     check_sample(frameworks, size)
 

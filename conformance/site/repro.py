@@ -26,13 +26,17 @@ from conformance.ir import AttrTarget, Const, Expr, ItemTarget, NameTarget, Op, 
 from conformance.model import DTYPES, Case, Generated, TensorSpec
 
 # the frameworks a snippet is written for: the eager ones, and the compiled modes whose
-# compiler wraps a function of anything (torch.compile; jax.jit and tf.function return arrays
-# only, paddle.jit.to_static's snippet is not written yet)
+# compiler wraps the case's function as a user writes it (paddle.jit.to_static's snippet is
+# not written yet: the suite's mode runs the function in a fork of a warmed server, with
+# Paddle's SOT settings, which a snippet would have to repeat)
 FRAMEWORKS = ("numpy", "torch", "paddle", "jax", "tensorflow", "mindspore", "array_api_strict",
-              "torch_compile", "torch_inductor")
+              "torch_compile", "torch_inductor", "jax_jit", "tensorflow_function", "tensorflow_xla")
 # a compiled mode -> (the framework it compiles, how its snippet compiles the case's function)
 COMPILED = {"torch_compile": ("torch", "torch.compile(case, backend='aot_eager')"),
-            "torch_inductor": ("torch", "torch.compile(case)")}
+            "torch_inductor": ("torch", "torch.compile(case)"),
+            "jax_jit": ("jax", "jax.jit(case)"),
+            "tensorflow_function": ("tensorflow", "tf.function(case)"),
+            "tensorflow_xla": ("tensorflow", "tf.function(case, jit_compile=True)")}
 
 _BINARY = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
            "matmul": "@", "and_": "&", "or_": "|", "xor": "^", "gt": ">", "lt": "<", "ge": ">=", "le": "<=",
