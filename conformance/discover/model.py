@@ -77,7 +77,7 @@ def predict(program: Program, decisions: Mapping[int, str], data: np.ndarray | N
     def read(name: str) -> np.ndarray:
         sid, idx = tensors[name]
         values = storages[sid][idx]
-        return values if tracked[name] else np.real(values).astype(values.dtype)
+        return values if tracked[name] else _constant(values)
 
     for i, step in enumerate(program.steps):
         sid, idx = tensors[step.target]
@@ -97,8 +97,7 @@ def predict(program: Program, decisions: Mapping[int, str], data: np.ndarray | N
         if write.creates or (write.rebinds and decisions.get(i, IN_PLACE) == REBIND):
             target, made = read(step.target), step.no_grad
             if made:  # computed under no_grad: a constant
-                target = np.real(target).astype(target.dtype)
-                operand = None if operand is None else np.real(operand).astype(operand.dtype)
+                target, operand = _constant(target), None if operand is None else _constant(operand)
             storages.append(np.asarray(write.apply(target, step.args, operand)).reshape(-1).copy())
             tensors[step.target] = (len(storages) - 1, np.arange(idx.size).reshape(idx.shape))
             tracked[step.target] = not made and (
@@ -110,9 +109,8 @@ def predict(program: Program, decisions: Mapping[int, str], data: np.ndarray | N
         if tracked[step.target] and not step.no_grad:
             new_values = write.apply(current, step.args, operand)
         else:  # held constant: what it adds to what it overwrites does not depend on the input
-            real = np.real(current).astype(current.dtype)
-            constant_operand = None if operand is None else np.real(operand).astype(operand.dtype)
-            new_values = current + (np.asarray(write.apply(real, step.args, constant_operand)) - real)
+            real, operand = _constant(current), None if operand is None else _constant(operand)
+            new_values = current + (np.asarray(write.apply(real, step.args, operand)) - real)
         if _conflicting(idx, new_values, write.overwrites):
             undefined = True
         storages[sid][idx] = new_values
@@ -124,6 +122,12 @@ def predict(program: Program, decisions: Mapping[int, str], data: np.ndarray | N
             (sa, ia), (sb, ib) = tensors[a], tensors[b]
             overlaps[(a, b)] = sa == sb and bool(np.intersect1d(ia.reshape(-1), ib.reshape(-1)).size)
     return Prediction(values, overlaps, undefined, unmodelled)
+
+
+def _constant(values: np.ndarray) -> np.ndarray:
+    """``values`` as autograd sees them outside its bookkeeping: their real part (the complex
+    step's perturbation dropped), in the same dtype."""
+    return np.real(values).astype(values.dtype)
 
 
 def _conflicting(idx: np.ndarray, new_values: np.ndarray, overwrites: bool) -> bool:

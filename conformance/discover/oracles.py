@@ -170,7 +170,7 @@ class Gradient(Oracle):
             if "grad.x0" not in values:
                 continue  # no notion of a gradient
             found, _ = explanations(prog, values)
-            if not found or any(predict(prog, d).undefined or predict(prog, d).gradient_unmodelled for d in found):
+            if not found or any(p.undefined or p.gradient_unmodelled for p in (predict(prog, d) for d in found)):
                 continue  # the model oracle's finding, values no documentation defines, or a gradient not modelled
             wanted = [finite_difference_gradient(prog, decisions) for decisions in found]
             why = [gradients_differ(values["grad.x0"], want) for want in wanted]

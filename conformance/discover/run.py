@@ -18,6 +18,7 @@ import json
 import platform
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,7 +77,6 @@ class Discovery:
     seed: int
     programs: int = 0
     seconds: float = 0.0
-    refused: Counter[str] = field(default_factory=Counter)  # framework -> programs it refused or lacked
     decisions: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # (op, framework, view/copy)
     found: list[Found] = field(default_factory=list)
     triaged: Counter[str] = field(default_factory=Counter)  # known rule (triage.KNOWN) -> programs it matched
@@ -88,6 +88,10 @@ class Discovery:
     precision: dict[str, tuple[int, int]] = field(default_factory=dict)
     drawn: Counter[str] = field(default_factory=Counter)  # operation -> steps of it drawn (twins' included)
     refusals: Counter[tuple[str, str]] = field(default_factory=Counter)  # (framework, error kind or status) -> programs
+
+    def refused(self, framework: str) -> int:
+        """The programs ``framework`` refused or lacked, whatever the reason."""
+        return sum(n for (fw, _), n in self.refusals.items() if fw == framework)
 
 
 class _NewFinding(Exception):
@@ -127,21 +131,21 @@ def room(frameworks: list[str]) -> tuple[frozenset[str], frozenset[str]]:
     every framework has). A program with an operation one framework lacks tells nothing on
     that framework; an immutable framework refuses every write (documented), whatever the
     operation, so it narrows nothing."""
-    return (frozenset(op.name for op in VIEW_OPS if _everywhere(frameworks, op.key)),
-            frozenset(op.name for op in WRITE_OPS if _everywhere(frameworks, op.key)))
+    has = _everywhere(frameworks)
+    return frozenset(op.name for op in VIEW_OPS if has(op.key)), frozenset(op.name for op in WRITE_OPS if has(op.key))
 
 
-def _everywhere(frameworks: list[str], key: str) -> bool:
-    """Whether every framework of the run whose arrays can change has ``key`` (see room)."""
+def _everywhere(frameworks: list[str]) -> Callable[[str], bool]:
+    """Whether every framework of the run whose arrays can change has a key (see room)."""
     tables = [registry.get_adapter(fw).ops for fw in frameworks if registry.adapter_class(fw).immutable is None]
-    return all(getattr(table.get(key), "not_applicable", None) is None for table in tables)
+    return lambda key: all(getattr(table.get(key), "not_applicable", None) is None for table in tables)
 
 
 def discover(frameworks: list[str], seconds: float | None = None, max_programs: int | None = None,
              seed: int = 0, sandbox: Sandbox | None = None) -> Discovery:
     result = Discovery(list(frameworks), seed)
     view_ops, write_ops = room(frameworks)
-    no_grad = _everywhere(frameworks, "block:no_grad")
+    no_grad = _everywhere(frameworks)("block:no_grad")
     result.room = sorted(view_ops | write_ops)
     signatures: set[tuple[str, str, frozenset[str]]] = set()
     reported: set[str] = set()  # the known bugs (triage.KNOWN) already reported by a finding
@@ -160,7 +164,6 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
         by_framework = {o.framework: observed_of(o) for o in observations}
         for obs in by_framework.values():
             if obs.status != "ran" or obs.error is not None:
-                result.refused[obs.framework] += 1
                 why = obs.status.replace("_", " ") if obs.error is None else str(obs.error.get("kind"))
                 result.refusals[(obs.framework, why)] += 1
                 continue
@@ -418,13 +421,13 @@ def findings_page(result: Discovery) -> str:
             v, c = result.decisions[(op, fw, "view")], result.decisions[(op, fw, "copy")]
             cells.append(f"view {v}, copy {c}" if v or c else "–")
         lines.append(f"| {op} | " + " | ".join(cells) + " |")
-    lines.append("| (refused or not run) | " + " | ".join(str(result.refused[fw]) for fw in result.frameworks) + " |")
+    lines.append("| (refused or not run) | " + " | ".join(str(result.refused(fw)) for fw in result.frameworks) + " |")
     lines += ["", "## Refused or not run, by reason", "",
               "Per framework, the programs it refused (by the error kind of docs/case-format.md) or did not run, "
               "in per cent of the programs.", "", "| framework | refused or not run | by reason |", "|---|---:|---|"]
     for fw in result.frameworks:
         reasons = sorted(((n, why) for (f, why), n in result.refusals.items() if f == fw), reverse=True)
-        share = 100.0 * result.refused[fw] / result.programs if result.programs else 0.0
+        share = 100.0 * result.refused(fw) / result.programs if result.programs else 0.0
         lines.append(f"| {fw} | {share:.1f} % | " + (", ".join(f"{why} {n}" for n, why in reasons) or "–") + " |")
     lines += ["", "## Operations drawn", "",
               f"The programs draw from {len(result.room)} operations: those of conformance/discover/programs.py whose "
@@ -469,7 +472,7 @@ def write(result: Discovery, out: Path) -> list[Path]:
         "known": {rule.name: result.triaged[rule.name] for rule in KNOWN if result.triaged[rule.name]},
         "precision": {name: {"kept": kept, "sampled": sampled} for name, (kept, sampled) in result.precision.items()},
         "first_bug_seconds": None if result.first_bug is None else round(result.first_bug, 3),
-        "refused": {fw: result.refused[fw] for fw in result.frameworks},
+        "refused": {fw: result.refused(fw) for fw in result.frameworks},
         "refusals": {fw: {why: n for (f, why), n in sorted(result.refusals.items()) if f == fw}
                      for fw in result.frameworks},
         "drawn": {name: result.drawn[name] for name in result.room},
