@@ -617,16 +617,22 @@ def test_a_warning_at_the_step_a_framework_raises_is_not_expected_of_it() -> Non
     assert "numpy" not in overrides
 
 
+def no_declared_operators(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch's contracts data and the installed torch both declaring no operator, and the
+    sampled calls the file sampled_file writes: what the two checks below start from."""
+    monkeypatch.setattr(contracts, "introspect", lambda: {"version": "x", "operators": []})
+    monkeypatch.setattr(contracts, "DATA", tmp_path / "torch.yaml")
+    contracts.DATA.write_text(contracts.dump(contracts.build({"version": "x", "operators": []})), encoding="utf-8")
+    monkeypatch.setattr(out_calls, "DATA", sampled_file(tmp_path))
+
+
 def test_the_check_refuses_sampled_calls_that_are_not_what_the_installed_torch_samples(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if importlib.util.find_spec("torch") is None:
         pytest.skip("torch is not installed")
     from conformance.tools.commands import contracts as command
 
-    monkeypatch.setattr(contracts, "introspect", lambda: {"version": "x", "operators": []})
-    monkeypatch.setattr(contracts, "DATA", tmp_path / "torch.yaml")
-    contracts.DATA.write_text(contracts.dump(contracts.build({"version": "x", "operators": []})), encoding="utf-8")
-    monkeypatch.setattr(out_calls, "DATA", sampled_file(tmp_path))
+    no_declared_operators(tmp_path, monkeypatch)
     monkeypatch.setattr(out_calls, "sample", lambda declared: {"calls": [], "left": []})
     (problem,) = command._not_what_the_frameworks_declare(contracts.read())
     assert problem == (f"{out_calls.DATA} is not what the installed torch samples (python -m "
@@ -659,10 +665,7 @@ def test_the_check_names_a_malformed_paddle_data_file_as_a_problem(tmp_path: Pat
     from conformance.tools import paddle_contracts
     from conformance.tools.commands import contracts as command
 
-    monkeypatch.setattr(contracts, "introspect", lambda: {"version": "x", "operators": []})
-    monkeypatch.setattr(contracts, "DATA", tmp_path / "torch.yaml")
-    contracts.DATA.write_text(contracts.dump(contracts.build({"version": "x", "operators": []})), encoding="utf-8")
-    monkeypatch.setattr(out_calls, "DATA", sampled_file(tmp_path))
+    no_declared_operators(tmp_path, monkeypatch)
     monkeypatch.setattr(out_calls, "sample", lambda declared: out_calls.yaml.safe_load(out_calls.DATA.read_text()))
     forged = tmp_path / "paddle.yaml"
     forged.write_text("framework: paddle\n", encoding="utf-8")

@@ -229,11 +229,11 @@ def _take_tail(node: Any) -> tuple[Any, bool]:
         token = slots[0] if slots else None
         if token is None:
             return None, False
-        if not token.value.startswith("#"):
+        inline, rest = _line_and_after(token.value)
+        if not inline:
             slots[0] = None
             return token, False
         # a comment on the last step's own line stays there; the lines after it move
-        inline, rest = (token.value.split("\n", 1) + [""])[:2]
         kept, moved = copy.copy(token), copy.copy(token)
         kept.value = inline + "\n"
         slots[0] = kept
@@ -252,15 +252,22 @@ def _take_tail(node: Any) -> tuple[Any, bool]:
     return token, mapping is node and key == "expect"
 
 
+def _line_and_after(value: str) -> tuple[str, str]:
+    """A comment token's value as (the comment on its line, "" for none; the lines after it).
+    The value ends the line ("\n"), then holds the lines after it: "# a note\n\n" is a
+    comment on the line and one blank line; "\n\n" no comment and one blank line."""
+    if not value.startswith("#"):
+        return "", value[1:]
+    inline, _, rest = value.partition("\n")
+    return inline, rest
+
+
 def _put_tail(node: Any, token: Any, on_expect: bool) -> None:
     """Put back what :func:`_take_tail` took: the comment on ``expect:``'s line there, the
     lines after it on the case's new last entry."""
     if token is None:
         return
-    # the value ends the line ("\n"), then holds the lines after it: "# a note\n\n" is a
-    # comment on the line and one blank line; "\n\n" no comment and one blank line
-    value: str = token.value
-    inline, rest = (value.split("\n", 1) + [""])[:2] if value.startswith("#") else ("", value[1:])
+    inline, rest = _line_and_after(token.value)
     if inline and on_expect:
         kept = copy.copy(token)
         kept.value = inline + "\n"
