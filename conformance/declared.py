@@ -123,3 +123,63 @@ def read(path: Path = DATA) -> Contracts:
 def packaged() -> Contracts:
     """The committed data, read once per process."""
     return read(DATA)
+
+
+# Paddle's declared contracts: the inplace:/view: maps of its operator YAML (written by
+# conformance/tools/paddle_contracts.py) and its CPU stride kernels (conformance/tools/
+# paddle_strided.py); read here, framework-free, for those tools and the site's operation pages
+PADDLE_DATA = DATA.parent / "paddle.yaml"
+PADDLE_STRIDED_DATA = DATA.parent / "paddle_strided.yaml"
+# what a Paddle data file's names and spellings may be (the files are a pull request's to change)
+PADDLE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+PADDLE_SPELLING = re.compile(r"paddle(\.Tensor|\.nn\.functional)?\.[A-Za-z][A-Za-z0-9_]*")
+
+
+def paddle_keys(spellings: Any, aliases: Any = None) -> tuple[str, ...]:
+    """Vocabulary keys of Paddle spellings: paddle.Tensor.N is method:N, paddle.N and
+    paddle.nn.functional.N are fn:N; with ``aliases`` (the paddle adapter's torch name ->
+    Paddle method, ``eq_`` -> ``equal_``), also method:T for each torch name T of a method N."""
+    found = []
+    for spelling in spellings:
+        module, _, name = str(spelling).rpartition(".")
+        found.append(("method:" if module == "paddle.Tensor" else "fn:") + name)
+        if module == "paddle.Tensor":
+            found += sorted("method:" + torch for torch, mine in (aliases or {}).items() if mine == name)
+    return tuple(dict.fromkeys(found))
+
+
+@dataclass(frozen=True)
+class PaddleDeclaration:
+    """One Paddle operator's declared alias contract: ``source`` says where (its operator YAML's
+    map, or a CPU stride kernel), ``kind`` is view or inplace."""
+    name: str
+    kind: str
+    source: str
+    detail: tuple[str, ...]  # the maps ("(x -> out)"), or the stride kernel's name
+    spellings: tuple[str, ...]
+
+
+@functools.cache
+def paddle_packaged() -> tuple[str, tuple[PaddleDeclaration, ...]]:
+    """Paddle's version and its declarations from the two committed files, read once per
+    process; a file that cannot be read is left out here, and nothing is given where a name or
+    spelling is not what the tools write (``conformance contracts --check`` reports either,
+    and each file's own reader says what is wrong)."""
+    found: list[PaddleDeclaration] = []
+    version = ""
+    for path, part in ((PADDLE_DATA, "operators"), (PADDLE_STRIDED_DATA, "kernels")):
+        try:
+            document = load_data(path, ContractsError, "")
+            version = str(document["version"])
+            for entry in document[part]:
+                if part == "operators":
+                    found.append(PaddleDeclaration(str(entry["name"]), str(entry["kind"]), "operator YAML",
+                                                   tuple(map(str, entry["maps"])), tuple(map(str, entry["spellings"]))))
+                else:
+                    found.append(PaddleDeclaration(str(entry["name"]), "view", "stride kernel",
+                                                   (str(entry["name"]),), tuple(map(str, entry["spellings"]))))
+        except (ContractsError, KeyError, TypeError):
+            continue
+    if not all(PADDLE_NAME.fullmatch(d.name) and all(map(PADDLE_SPELLING.fullmatch, d.spellings)) for d in found):
+        return "", ()  # not what the tools write: nothing of it is shown
+    return version, tuple(found)

@@ -6,7 +6,8 @@ Paddle declares aliasing per operator in YAML (``paddle/phi/ops/yaml/ops.yaml`` 
 operators whose dynamic-graph form differs, ``inconsistent/dygraph_ops.yaml``): ``inplace : (x
 -> out)`` says the in-place form of the op (``abs_``) writes ``x`` and returns it as ``out``;
 ``view : (x -> out)`` says ``out`` shares ``x``'s memory. The CPU stride (view) kernels are
-registered in C++ only (``paddle/phi/kernels/stride``), not in the YAML: they are not read here.
+registered in C++ only (``paddle/phi/kernels/stride``), not in the YAML: conformance/tools/
+paddle_strided.py reads them from the installed Paddle.
 
 Nothing is fetched at run time, and nothing of Paddle's files is kept but the facts written to
 the data file. To write it again: copy the op entries that have an ``inplace`` or ``view`` map,
@@ -37,7 +38,9 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "contracts" / "paddle.yaml"
+from conformance.declared import PADDLE_DATA, PADDLE_NAME, PADDLE_SPELLING
+
+DATA = PADDLE_DATA
 KINDS = ("view", "inplace")
 REPO = "PaddlePaddle/Paddle"
 # (path in the repository, commit of the stored copy read, local scratch copy of its entries)
@@ -113,8 +116,8 @@ def build(found: Sequence[tuple[str, Mapping[str, Any]]], version: str,
             "files": [{"path": p, "commit": c} for p, c, _ in SOURCES],
             "note": ("the op entries with an inplace: or view: map, read from the stored copies of these files "
                      "at these commits; those commits are not necessarily the v" + version + " tag, whose YAML "
-                     "may differ. The CPU stride-kernel registry (paddle/phi/kernels/stride) is C++, not YAML, "
-                     "and is not read. Spellings measured on the installed paddle " + version),
+                     "may differ. The CPU stride-kernel registry (paddle/phi/kernels/stride) is C++, not YAML: "
+                     "paddle_strided.yaml holds its kernels. Spellings measured on the installed paddle " + version),
         },
         "operators": operators,
         "excluded": excluded,
@@ -122,24 +125,17 @@ def build(found: Sequence[tuple[str, Mapping[str, Any]]], version: str,
 
 
 def keys(contract: Mapping[str, Any], aliases: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """Vocabulary keys of a contract's spellings: paddle.Tensor.N is method:N, paddle.N and
-    paddle.nn.functional.N are fn:N; with ``aliases`` (the paddle adapter's torch name -> Paddle
-    method, ``eq_`` -> ``equal_``), also method:T for each torch name T of a method N."""
-    found = []
-    for spelling in contract["spellings"]:
-        module, _, name = spelling.rpartition(".")
-        found.append(("method:" if module == "paddle.Tensor" else "fn:") + name)
-        if module == "paddle.Tensor":
-            found += sorted("method:" + torch for torch, mine in (aliases or {}).items() if mine == name)
-    return tuple(dict.fromkeys(found))
+    """Vocabulary keys of a contract's spellings (conformance.declared.paddle_keys)."""
+    from conformance.declared import paddle_keys
+
+    return paddle_keys(contract["spellings"], aliases)
 
 
 class PaddleContractsError(Exception):
     """The data file is missing or not what --write writes."""
 
 
-NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
-SPELLING = re.compile(r"paddle(\.Tensor|\.nn\.functional)?\.[A-Za-z][A-Za-z0-9_]*")
+NAME, SPELLING = PADDLE_NAME, PADDLE_SPELLING
 
 
 def read(path: Path | None = None) -> dict[str, Any]:

@@ -61,6 +61,16 @@ def cmd_contracts(args: argparse.Namespace, extra: list[str]) -> int:
     print(f"paddle {paddle['version']}: the inplace: and view: maps of {files}")
     for line in paddle_contracts.reach(paddle, cases):
         print(for_terminal(line))
+    from conformance.tools import paddle_strided
+
+    try:
+        strided = paddle_strided.read()
+    except paddle_strided.PaddleStridedError as exc:
+        print_error(str(exc))
+        return 2
+    print(f"paddle {strided['version']}: {strided['source']}")
+    for line in paddle_strided.reach(strided, cases):
+        print(for_terminal(line))
     return 0
 
 
@@ -91,6 +101,13 @@ def _not_what_the_frameworks_declare(declared: Any) -> list[str]:
         problems += [f"{p} (python -m conformance.tools.paddle_contracts --write writes it)"
                      for p in paddle_contracts.stale(paddle_contracts.read())]
     except paddle_contracts.PaddleContractsError as exc:  # a malformed file is a problem, not a traceback
+        problems.append(str(exc))
+    from conformance.tools import paddle_strided
+
+    try:
+        problems += [f"{p} (python -m conformance.tools.paddle_strided --write writes it)"
+                     for p in paddle_strided.stale(paddle_strided.read())]
+    except paddle_strided.PaddleStridedError as exc:
         problems.append(str(exc))
     sampled = out_calls.dump(out_calls.sample(declared))
     try:
