@@ -754,4 +754,8 @@ def _issue38_operations() -> dict[str, Operation]:
         "fn:softmax_": lambda *args, **kwargs: paddle().nn.functional.softmax_(*args, **kwargs),
         "fn:thresholded_relu_": lambda *args, **kwargs: paddle().nn.functional.thresholded_relu_(*args, **kwargs),
         "method:fill_diagonal_tensor_": passthrough("fill_diagonal_tensor_"),
+        # issue 35: views only Paddle's CPU stride kernels declare (conformance/data/contracts/
+        # paddle_strided.yaml) that only these spellings reach, arguments as written
+        "fn:slice": lambda *args, **kwargs: paddle().slice(*args, **kwargs),
+        "fn:strided_slice": lambda *args, **kwargs: paddle().strided_slice(*args, **kwargs),
     }

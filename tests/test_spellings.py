@@ -98,7 +98,9 @@ PLAIN = {
                # issue 38: Paddle's own functions of torch's name, arguments as written
                "fn:tril", "fn:triu", "fn:arange",
                # issue 35: the in-place forms of Paddle's operator YAML only these spellings reach
-               "fn:erf_", "fn:expm1_", "fn:where_", "fn:softmax_", "fn:thresholded_relu_"},
+               "fn:erf_", "fn:expm1_", "fn:where_", "fn:softmax_", "fn:thresholded_relu_",
+               # issue 35: views only Paddle's stride kernels declare, reached only by these spellings
+               "fn:slice", "fn:strided_slice"},
     "numpy": {"fn:abs", "fn:add", "fn:exp", "fn:from_dlpack", "fn:sqrt", "fn:where", "method:conj",
               "method:copy", "method:diagonal", "method:item", "method:ravel", "method:tolist", "method:astype",
               "method:flatten", "method:take", "setattr:real", "setattr:imag",
