@@ -131,6 +131,20 @@ def test_the_operation_page_shows_what_torchs_schema_declares_beside_what_each_f
     assert [(d["kind"], d["argument"]) for d in words["fn:add"]] == [("out", "out")]
 
 
+def test_the_operation_page_shows_what_paddle_declares_in_its_operator_yaml_and_its_stride_kernels(
+        built: Path) -> None:
+    version, _ = declared.paddle_packaged()
+    page = text_of(built / "ops/reshape.html")
+    assert (f"paddle {version} declares with a CPU stride kernel that its result is a view of input: "
+            "paddle/phi/kernels/stride: reshape") in page
+    assert (f"paddle {version} declares in its operator YAML that its result is a view of x: "
+            "op reshape, view: (x -> out)") in page
+    assert "paddle/phi/kernels/stride" not in text_of(built / "ops/expand.html")  # Paddle's expand copies
+    words = pages.declared_contracts(declared.packaged(), declared.paddle_packaged())
+    assert ("paddle", "input") in [(d["framework"], d["argument"]) for d in words["attr:real"]]  # a method there
+    assert [d["framework"] for d in words["fn:slice"]] == ["paddle"]
+
+
 def test_the_case_page_shows_steps_expectations_and_every_observation(built: Path) -> None:
     path = built / "cases/views.expand.paddle_copies.html"
     page, html = text_of(path), path.read_text()

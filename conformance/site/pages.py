@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from conformance import declared
 from conformance.model import Case
@@ -163,30 +163,49 @@ def _op_cell(op: analysis.OperationRow | None, fw: str) -> list[tuple[str, int]]
     return [(kind, len(ids)) for kind, ids in op.kinds.get(fw, {}).items()]
 
 
-# what torch's schema declares of an operator, in the words of an operation page
+# what a framework declares of an operator, in the words of an operation page
 DECLARED_WORDS = {"view": "its result is a view of", "inplace": "it writes into and returns",
                   "out": "called with out=, it writes into and returns"}
+# where Paddle declares it (conformance.declared.PaddleDeclaration.source), in those words
+PADDLE_WHERE = {"operator YAML": "in its operator YAML", "stride kernel": "with a CPU stride kernel"}
 
 
-def declared_contracts(contracts: declared.Contracts) -> dict[str, list[dict[str, Any]]]:
+def declared_contracts(contracts: declared.Contracts,
+                       paddle: tuple[str, Sequence[declared.PaddleDeclaration]] = ("", ())
+                       ) -> dict[str, list[dict[str, Any]]]:
     """vocabulary key -> what torch's operator schemas declare of the operators it reaches
     (conformance/data/contracts/torch.yaml, docs/contracts.md): the words, the argument, the
-    schemas."""
+    schemas; then what Paddle declares (``paddle``: its version and declarations, the maps of
+    its operator YAML and its CPU stride kernels)."""
     by_key: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for contract in contracts.operators:
         for key in contract.keys:
             for aliased in dict.fromkeys(o.aliased for o in contract.overloads):
                 by_key[key].append({
                     "framework": contracts.framework, "version": contracts.version, "kind": contract.kind,
-                    "words": DECLARED_WORDS[contract.kind], "argument": aliased,
-                    "schemas": [o.schema for o in contract.overloads if o.aliased == aliased]})
+                    "where": "in its operator schema", "words": DECLARED_WORDS[contract.kind],
+                    "argument": aliased, "schemas": [o.schema for o in contract.overloads if o.aliased == aliased]})
+    version, declarations = paddle
+    for declaration in declarations:
+        stride = declaration.source == "stride kernel"
+        keys = declared.paddle_keys(declaration.spellings)
+        # paddle.Tensor.real is a method where torch's is an attribute: the page of attr:real
+        for key in keys + tuple("attr:" + k.split(":", 1)[1] for k in keys if stride and k.startswith("method:")):
+            by_key[key].append({
+                "framework": "paddle", "version": version, "kind": declaration.kind,
+                "where": PADDLE_WHERE[declaration.source], "words": DECLARED_WORDS[declaration.kind],
+                # the kernel's DenseTensor argument; the YAML map's left side, (x -> out)
+                "argument": "input" if stride else ", ".join(dict.fromkeys(
+                    m.strip("()").split("->")[0].strip() for m in declaration.detail)),
+                "schemas": ([f"paddle/phi/kernels/stride: {declaration.name}"] if stride
+                            else [f"op {declaration.name}, {declaration.kind}: {m}" for m in declaration.detail])})
     return dict(by_key)
 
 
 def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row],
               history: Mapping[str, list[dict[str, Any]]]) -> list[Page]:
     pages = []
-    declarations = declared_contracts(declared.packaged())
+    declarations = declared_contracts(declared.packaged(), declared.paddle_packaged())
     index_rows: list[dict[str, Any]] = []
     for name, group in ops.items():
         index_rows.append({"name": name, "path": urls.op(name), "labels": group.labels,
