@@ -485,8 +485,8 @@ def _missing_operations() -> dict[str, Operation]:
                  "masked_fill_"):
         ops["method:" + name] = no_inplace
     for key in ("method:detach", "method:detach_", "method:requires_grad_", "method:backward",
-                "attr:grad", "attr:data", "attr:is_leaf", "attr:requires_grad", "setattr:requires_grad",
-                "setattr:data", "block:no_grad", "block:enable_grad", "block:inference_mode"):
+                "fn:autograd_grad", "attr:grad", "attr:data", "attr:is_leaf", "attr:requires_grad",
+                "setattr:requires_grad", "setattr:data", "block:no_grad", "block:enable_grad", "block:inference_mode"):
         ops[key] = no_grad
     ops["method:numpy"] = absent("the Array API standard has no numpy(); the counterparts are np.asarray(x) "
                                  "(the buffer protocol) and np.from_dlpack(x)")

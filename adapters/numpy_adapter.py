@@ -354,7 +354,7 @@ def _missing_operations() -> dict[str, Operation]:
                  "masked_fill_"):
         ops["method:" + name] = no_inplace
     for key in ("method:detach", "method:detach_", "method:requires_grad_", "method:backward",
-                "method:numpy", "method:cpu", "attr:grad", "attr:data", "attr:is_leaf",
+                "fn:autograd_grad", "method:numpy", "method:cpu", "attr:grad", "attr:data", "attr:is_leaf",
                 "attr:requires_grad", "setattr:requires_grad", "setattr:data",
                 "block:no_grad", "block:enable_grad", "block:inference_mode"):
         ops[key] = no_grad if "numpy" not in key and "cpu" not in key else absent(

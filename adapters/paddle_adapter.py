@@ -382,7 +382,10 @@ class PaddleAdapter(PaddleProbes, Adapter):
                   # tensor, eager and in paddle.jit's static graph
                   r"this method is only effective for Sparse(Coo|Csr)Tensor",
                   r"The kernel of \(\w+\) for input (tensors|Value) is unimplemented",
-                  r"Only support paddle::dialect::SparseCooTensorType"),
+                  r"Only support paddle::dialect::SparseCooTensorType",
+                  # paddle.grad of an input the outputs do not depend on, without allow_unused=True
+                  # (issue 37, the functional form of backward())
+                  r"input does not appear in the backward graph"),
         # a Python number where the operation wants a Tensor (x.add_(1) reads 1's .shape)
         # ... and a Tensor where a Python number is wanted (pow_ of a tensor exponent)
         "type_error": (r"^AttributeError: '(int|float|bool|complex)' object has no attribute",
@@ -492,6 +495,11 @@ class PaddleAdapter(PaddleProbes, Adapter):
             "block:enable_grad": lambda: paddle().enable_grad(),
             "block:inference_mode": absent("Paddle has no inference mode: paddle.no_grad() stops gradient "
                                            "recording, and its tensors carry no inference flag"),
+            # the functional form of backward() (issue 37): paddle.autograd.grad (paddle.grad, the
+            # same function) of (outputs, inputs), which returns the gradients and leaves .grad
+            # alone; every argument and keyword (grad_outputs, retain_graph, create_graph,
+            # allow_unused, ...) reaches Paddle as written, so Paddle's own refusal is the step's error
+            "fn:autograd_grad": lambda *args, **kwargs: paddle().autograd.grad(*args, **kwargs),
             "fn:add": lambda x, y, out=None: paddle().add(x, y, out=out),
             "fn:mul": lambda x, y, out=None: paddle().mul(x, y, out=out),
             "fn:exp": lambda x, out=None: paddle().exp(x, out=out),

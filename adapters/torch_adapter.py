@@ -275,7 +275,10 @@ class TorchAdapter(TorchProbes, Adapter):
                   # inference tensors (made inside torch.inference_mode()) used outside it: written
                   # in place, saved for backward
                   r"Inplace update to inference tensor outside InferenceMode is not allowed",
-                  r"Inference tensors cannot be saved for backward"),
+                  r"Inference tensors cannot be saved for backward",
+                  # torch.autograd.grad of an input the outputs do not depend on, without
+                  # allow_unused=True (issue 37, the functional form of backward())
+                  r"appears to not have been used in the graph"),
     }
 
     def load(self) -> None:
@@ -360,6 +363,11 @@ class TorchAdapter(TorchProbes, Adapter):
             # torch.inference_mode(): no autograd recording, and the tensors made inside are
             # inference tensors (no version counter, no in-place update or grad outside it)
             "block:inference_mode": lambda: torch().inference_mode(),
+            # the functional form of backward() (issue 37): torch.autograd.grad(outputs, inputs),
+            # which returns the gradients and leaves .grad alone; every argument and keyword
+            # (grad_outputs, retain_graph, create_graph, allow_unused, ...) reaches torch as
+            # written, so torch's own refusal of one is the step's error
+            "fn:autograd_grad": lambda *args, **kwargs: torch().autograd.grad(*args, **kwargs),
             "fn:add": lambda x, y, out=None: torch().add(x, y, out=out),
             "fn:mul": lambda x, y, out=None: torch().mul(x, y, out=out),
             "fn:exp": lambda x, out=None: torch().exp(x, out=out),

@@ -95,6 +95,9 @@ class Step:
     aug_op: str | None = None  # augassign: "iadd", ... (the table entry "op:iadd", ...)
     block: str | None = None  # block: "no_grad" / "enable_grad" / "inference_mode"
     body: tuple[Step, ...] = ()
+    # assign: the targets were written as a tuple or list, so the value is unpacked even into
+    # one name (``g, = autograd_grad(s, [a])`` binds the tuple's one item, not the tuple)
+    unpack: bool = False
 
     def flat(self) -> list[Step]:
         if self.kind != "block":

@@ -84,6 +84,19 @@ def test_the_steps_are_the_statements_a_user_writes() -> None:
             return (y, a)""")
 
 
+def test_a_tuple_of_one_target_is_unpacked() -> None:
+    c = case(["a, = split1(x)", "b = split1(x)"])
+    function = build(c.steps, table(**{"fn:split1": lambda x: (x[:1],)}), ["x", "k"], ["a", "b"])
+    assert function.source() == textwrap.dedent("""\
+        def case(x, k):
+            _t1, = _split1(x)
+            a = _t1
+            b = _split1(x)
+            return (a, b)""")
+    a, b = function.function(np.array([1.0, 2.0]), np.array([1.0, 1.0]))
+    assert a.tolist() == [1.0] and isinstance(b, tuple)
+
+
 def test_a_block_is_a_with_statement() -> None:
     c = case("""\
       - no_grad:

@@ -38,6 +38,16 @@ def test_inplace_method_passes_when_expectations_hold() -> None:
     assert [s.status for s in outcome.steps] == ["ok"]
 
 
+def test_a_tuple_of_one_target_unpacks_the_value() -> None:
+    # `a, = value` binds value's one item, as Python does (issue 37: `g, = autograd_grad(s, [x])`
+    # binds the gradient, not the tuple torch returns); `a = value` binds the value itself
+    c = case(["first, = x.view(1, 4)", "[second] = x.view(1, 4)", "whole = x.view(1, 4)"],
+             "{values: {first: [1.0, 2.0, 3.0, 4.0], second: [1.0, 2.0, 3.0, 4.0], whole: [[1.0, 2.0, 3.0, 4.0]]}}")
+    assert [s.unpack for s in c.steps] == [True, True, False]
+    outcome = run(c, FakeAdapter())
+    assert outcome.verdict == PASS, outcome.mismatches
+
+
 def test_value_mismatch_reports_expected_observed_line_and_step() -> None:
     c = case(["y = x.clone()", "y.add_(1)"], "{values: {x: [2.0, 3.0, 4.0, 5.0]}, shares_memory: {y & x: true}}")
     outcome = run(c, FakeAdapter())

@@ -89,7 +89,9 @@ PLAIN = {
               # x.real = v, x.imag = v as written (test_view_ops.py's test_set_real_imag)
               "setattr:real", "setattr:imag",
               # issue 38: torch's own functions, arguments as written
-              "fn:tril", "fn:triu", "fn:slice_scatter"},
+              "fn:tril", "fn:triu", "fn:slice_scatter",
+              # issue 37: torch.autograd.grad, arguments and keywords as written
+              "fn:autograd_grad"},
     "paddle": {"block:enable_grad", "block:no_grad", "fn:abs", "fn:abs_", "fn:add", "fn:exp", "fn:from_dlpack",
                "fn:from_numpy", "fn:relu_", "fn:sigmoid", "fn:sqrt", "fn:view_as_complex", "fn:view_as_real",
                "fn:where", "fn:dropout", "fn:Dropout", "method:narrow", "method:scale", "setattr:data",
@@ -97,6 +99,8 @@ PLAIN = {
                "fn:leaky_relu_", "setattr:real", "setattr:imag",
                # issue 38: Paddle's own functions of torch's name, arguments as written
                "fn:tril", "fn:triu", "fn:arange",
+               # issue 37: paddle.autograd.grad (paddle.grad), arguments and keywords as written
+               "fn:autograd_grad",
                # issue 35: the in-place forms of Paddle's operator YAML only these spellings reach
                "fn:erf_", "fn:expm1_", "fn:where_", "fn:softmax_", "fn:thresholded_relu_",
                # issue 35: views only Paddle's stride kernels declare, reached only by these spellings

@@ -100,11 +100,12 @@ class _Parser:
                                 "assign one name per step")
             written = stmt.targets[0]
             targets: tuple[Target, ...]
+            unpack = isinstance(written, (ast.Tuple, ast.List))
             if isinstance(written, (ast.Tuple, ast.List)):
                 targets = tuple(self.name_target(t) for t in written.elts)
             else:
                 targets = (self.target(written),)
-            return step(kind="assign", targets=targets, value=self.expr(stmt.value))
+            return step(kind="assign", targets=targets, value=self.expr(stmt.value), unpack=unpack)
         if isinstance(stmt, ast.AugAssign):
             op = INPLACE.get(type(stmt.op))
             if op is None:

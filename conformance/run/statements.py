@@ -12,7 +12,8 @@ in Python's order of evaluation:
 
 - ``target = value``: the value, then the target's parts (``obj``, then ``index``), then the store;
 - ``a, b = value``: the value, unpacked into as many values as there are targets (a
-  ``ValueError`` otherwise), each stored in turn;
+  ``ValueError`` otherwise), each stored in turn; ``a, = value`` and ``[a] = value`` unpack
+  into one;
 - ``target op= value``: the target's parts, each evaluated once; its current value (the
   name's, ``obj[index]``, or ``obj.attr``); the value; the in-place operator (``op:iadd``,
   ...), whose result, which may be a new object, is stored back into the target;
@@ -99,7 +100,7 @@ def statement(step: Step, forms: Forms[V]) -> None:
         return
     if step.kind == "assign":
         value = _value(step.value, forms)  # type: ignore[arg-type]
-        if len(step.targets) == 1:
+        if not step.unpack:
             _store(step.targets[0], value, step.number, forms)
         else:
             for target, item in zip(step.targets, forms.unpack(value, len(step.targets))):
