@@ -764,6 +764,8 @@ def _issue38_operations() -> dict[str, Operation]:
         "method:fill_diagonal_tensor_": passthrough("fill_diagonal_tensor_"),
         # issue 35: views only Paddle's CPU stride kernels declare (conformance/data/contracts/
         # paddle_strided.yaml) that only these spellings reach, arguments as written
+        # issue 35: torch's retain_grad() is Paddle's Tensor.retain_grads() (docs/adapters.md, the audit)
+        "method:retain_grad": lambda x: x.retain_grads(),
         "fn:slice": lambda *args, **kwargs: paddle().slice(*args, **kwargs),
         "fn:strided_slice": lambda *args, **kwargs: paddle().strided_slice(*args, **kwargs),
     }

@@ -429,6 +429,14 @@ class TorchAdapter(TorchProbes, Adapter):
         ops.update({"attr:H": attribute("H"), "attr:mH": attribute("mH")})
         # test_view_ops.py facts the corpus lacked (lists): CSR index views, assigning .real / .imag
         ops.update({"method:" + m: passthrough(m) for m in ("to_sparse_csr", "crow_indices", "col_indices")})
+        # issue 35: the last views torch's schemas declare that the corpus did not reach: CSC index
+        # views (ccol_indices, row_indices) and slice_inverse, a view of its input's storage in
+        # another shape (what torch.compile's reinplacing of slice_scatter produces)
+        ops.update({"method:" + m: passthrough(m) for m in ("to_sparse_csc", "ccol_indices", "row_indices")})
+        ops["fn:slice_inverse"] = lambda *args, **kwargs: torch().slice_inverse(*args, **kwargs)
+        # ... and the in-place one: retain_grad(Tensor(a!) self) -> (), which writes the tensor's
+        # retains_grad flag, not its data
+        ops["method:retain_grad"] = passthrough("retain_grad")
         ops.update({"setattr:real": attribute_setter("real"), "setattr:imag": attribute_setter("imag")})
         # NumPy's no-copy contracts (lists): torch.frombuffer shares the buffer's memory
         ops["fn:frombuffer"] = lambda buffer, *, dtype: torch().frombuffer(buffer, dtype=_dtype(dtype))
