@@ -762,6 +762,9 @@ def _issue38_operations() -> dict[str, Operation]:
         "fn:softmax_": lambda *args, **kwargs: paddle().nn.functional.softmax_(*args, **kwargs),
         "fn:thresholded_relu_": lambda *args, **kwargs: paddle().nn.functional.thresholded_relu_(*args, **kwargs),
         "method:fill_diagonal_tensor_": passthrough("fill_diagonal_tensor_"),
+        # Tensor.where_ (issue 35, Paddle's in-place list): its receiver is the condition, and it
+        # writes and returns its first argument, x (paddle.where_(condition, x, y) as a method)
+        "method:where_": passthrough("where_"),
         # issue 35: views only Paddle's CPU stride kernels declare (conformance/data/contracts/
         # paddle_strided.yaml) that only these spellings reach, arguments as written
         # issue 35: torch's retain_grad() is Paddle's Tensor.retain_grads() (docs/adapters.md, the audit)
