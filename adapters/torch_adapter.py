@@ -278,7 +278,9 @@ class TorchAdapter(TorchProbes, Adapter):
                   r"Inference tensors cannot be saved for backward",
                   # torch.autograd.grad of an input the outputs do not depend on, without
                   # allow_unused=True (issue 37, the functional form of backward())
-                  r"appears to not have been used in the graph"),
+                  r"appears to not have been used in the graph",
+                  # a view whose extent falls outside its storage (slice_inverse of a copy)
+                  r"requiring a storage size of \d+ are out of bounds for storage of size \d+"),
     }
 
     def load(self) -> None:
