@@ -578,3 +578,23 @@ def test_a_rule_that_absorbs_programs_of_another_shape_loses_precision_and_they_
     kept, sampled = result.precision.get(PADDLE_STALE.name, (0, 0))
     assert sampled >= 1 and kept == 0
     assert any(f.known is None and len(f.finding.program.steps) == 1 for f in result.found)
+
+
+def test_a_compiled_mode_is_observed_on_what_its_caller_holds_with_one_compile(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("torch")
+    import conformance.discover.run as discover_run
+    from conformance.ir import results_of
+    from conformance.model import ResultKey
+    from conformance.run import compiled
+
+    apart: list[list[str]] = []
+    monkeypatch.setattr(compiled.CompiledRunner, "_observe_apart", lambda self: apart.append(self.apart))
+    # v1 and v2 are intermediates (the write reads v2; v1 only feeds v2): x and what is returned
+    torch_obs, compiled_obs = run_program(NARROW_TWICE, ["torch", "torch_compile"], None)
+    case = case_of(NARROW_TWICE)
+    assert discover_run.returned(case) == {"x"} | set(results_of(case.steps))
+    named = {name for key in compiled_obs.observed for name in key.names}
+    assert named <= discover_run.returned(case) and "v1" not in named
+    assert {"v1", "v2"} <= {name for key in torch_obs.observed for name in key.names}  # control: eager sees all
+    assert apart == []  # no second compile
+    assert torch_obs.observed[ResultKey("values", ("x",))] == compiled_obs.observed[ResultKey("values", ("x",))]

@@ -359,6 +359,21 @@ def test_outcomes_from_the_child_equal_those_in_process() -> None:
     assert sandbox.environments["numpy"]["devices"] == ["cpu"]
 
 
+def test_the_same_case_with_other_expectations_is_sent_again() -> None:
+    from dataclasses import replace
+
+    case = load_text(NUMPY_CASES, "sandbox.yaml", registry.vocabulary()).cases[0]
+    less = replace(case, expect=replace(case.expect, checks={}))  # one id, nothing expected
+    sandbox = Sandbox(timeout=60)
+    try:
+        full = sandbox.run(case, "numpy")
+        assert full.observed  # control: the case's own expectations are observed
+        assert sandbox.run(less, "numpy") == run(less, registry.get_adapter("numpy"))
+        assert not sandbox.run(less, "numpy").observed  # not the first case's, kept in the child by its id
+    finally:
+        sandbox.close()
+
+
 def test_a_framework_that_declares_its_own_process_gets_a_child_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """Frameworks share one child, except one whose adapter declares ``own_process`` (MindSpore:
     it cannot be imported after Paddle), whose items run in a second child."""

@@ -33,6 +33,7 @@ from conformance.discover.model import explanations
 from conformance.discover.oracles import ORACLES, Finding, Observed, known, parts
 from conformance.discover.programs import TWINS, VIEW_OPS, VIEWS_BY_NAME, WRITE_OPS, WRITES_BY_NAME, Program
 from conformance.discover.triage import KNOWN, triaged
+from conformance.ir import results_of
 from conformance.load.reader import load_text
 from conformance.report.outputs import write_files
 from conformance.run.sandbox import Sandbox
@@ -114,7 +115,21 @@ def run_program(program: Program, frameworks: list[str], sandbox: Sandbox | None
     # an id of its own: the sandbox's child keeps the last case it was sent, by id
     digest = hashlib.blake2b(repr(program).encode(), digest_size=6).hexdigest()
     case = case_of(program, f"{PROGRAM_ID}_{digest}")
-    return [observe(case, registry.get_adapter(fw), sandbox, OBSERVED) for fw in frameworks]
+    return [observe(case, registry.get_adapter(fw), sandbox, OBSERVED, returned(case) if compiles(fw) else None)
+            for fw in frameworks]
+
+
+def compiles(framework: str) -> bool:
+    return getattr(registry.adapter_class(framework), "compiles", None) is not None
+
+
+def returned(case: Any) -> frozenset[str]:
+    """What a caller of the program's compiled function holds: its inputs and what it returns
+    (conformance.ir.results_of). A compiled mode is observed on these only: an intermediate
+    would need a second compile of a function that also returns it (conformance/run/
+    compiled.py, observed apart), which doubled each program's cost, and a value the
+    function neither returns nor writes into an input is one its caller never sees."""
+    return frozenset([g.name for g in case.given] + results_of(case.steps))
 
 
 def observed_of(observation: Observation) -> Observed:

@@ -268,7 +268,9 @@ class FrameworkProcess:
         self._conn: Connection | None = None
         self._log: Any = None  # the child's stdout and stderr
         self._log_read = 0
-        self._case_in_child: str | None = None  # the child keeps the last case it was sent
+        # the child keeps the last case it was sent: sent again when another case, or the same
+        # case with other expectations (conformance observe's probe of one framework's names)
+        self._case_in_child: Case | None = None
         self._set_up: set[str] = set()  # frameworks the child has imported
         self._busy = False  # a request was sent and its answer not yet received
         self._history: list[tuple[Case, str]] = []  # items the current child has run, in order
@@ -402,13 +404,13 @@ class FrameworkProcess:
             self.environments[framework] = message[1]
             self._set_up.add(framework)
         # a case's items run one after another: send the case once, then name it
-        payload = None if self._case_in_child == case.id else case
+        payload = None if self._case_in_child is case or self._case_in_child == case else case
         forked = _process_per_item(framework)
         try:
             _send(self._conn, ("fork" if forked else "run", case.id, payload, framework))
         except OSError:  # the child died while it waited for this item: _receive says how
             pass
-        self._case_in_child = case.id
+        self._case_in_child = case
         if forked:  # the item runs in a process of its own, forked from this child (fork_item)
             message = self._receive(self.startup_timeout, "starting this case's process")
             if message[0] == "forked":

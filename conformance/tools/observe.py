@@ -101,11 +101,11 @@ def out_pairs(case: Case) -> set[tuple[str, str]]:
     return found
 
 
-def probe_expect(case: Case, only: Collection[str] | None = None) -> Expect:
+def probe_expect(case: Case, only: Collection[str] | None = None, names_only: Collection[str] | None = None) -> Expect:
     """An expectation of everything each kind (of ``only``, when given) observes by default
-    about the case's names (the expected values are placeholders: only what the engine
-    observes is used)."""
-    names = names_of(case)
+    about the case's names (of ``names_only``, when given) (the expected values are
+    placeholders: only what the engine observes is used)."""
+    names = [n for n in names_of(case) if names_only is None or n in names_only]
     if len(names) <= MAX_PAIR_NAMES:
         pairs = [(a, b) for i, a in enumerate(names) for b in names[:i]]
     else:
@@ -122,11 +122,11 @@ def probe_expect(case: Case, only: Collection[str] | None = None) -> Expect:
 
 
 def observe(case: Case, adapter: Any, sandbox: Sandbox | None = None,
-            only: Collection[str] | None = None) -> Observation:
+            only: Collection[str] | None = None, names_only: Collection[str] | None = None) -> Observation:
     """What the case's steps do on the adapter's framework: in ``sandbox``'s child process,
     or in this process when there is none (tests of the splitting and rendering). ``only``:
     the kinds to observe (conformance discover's oracles read values, shares_memory and
-    grad), by default every kind."""
+    grad), by default every kind; ``names_only``: the names to observe, by default all."""
     obs = Observation(adapter.name, adapter.version(), unobservable=frozenset(adapter.unobservable))
     override = case.overrides.get(adapter.name)
     if override is not None and override.not_applicable:
@@ -136,7 +136,7 @@ def observe(case: Case, adapter: Any, sandbox: Sandbox | None = None,
     if missing:
         obs.status, obs.reason = SKIPPED, missing
         return obs
-    probe = replace(case, expect=probe_expect(case, only), overrides={})
+    probe = replace(case, expect=probe_expect(case, only, names_only), overrides={})
     if sandbox is None:
         outcome = run(probe, adapter)
     else:
