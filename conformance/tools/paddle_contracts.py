@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import yaml
 
@@ -196,7 +196,7 @@ def stale(document: Mapping[str, Any]) -> list[str]:
 
     if importlib.util.find_spec("paddle") is None:
         return []
-    version, modules = _installed()
+    version, modules = installed()
     problems = []
     if str(document["version"]) != version:
         problems.append(f"{DATA}: made on paddle {document['version']}, the installed one is {version}")
@@ -208,12 +208,22 @@ def stale(document: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _installed() -> tuple[str, tuple[tuple[str, Any], ...]]:
+def installed() -> tuple[str, tuple[tuple[str, Any], ...]]:
     """The installed Paddle's version and the modules a spelling is looked up on."""
     import paddle
 
     modules = (("paddle.Tensor", paddle.Tensor), ("paddle", paddle), ("paddle.nn.functional", paddle.nn.functional))
     return paddle.__version__.split("+", 1)[0], modules
+
+
+def print_reach(reached: Callable[[Sequence[Any]], list[str]]) -> int:
+    """--reach: the corpus under cases/, loaded, and the lines ``reached`` gives of it."""
+    from conformance.tools import coverage
+
+    cases, problems = coverage.corpus_cases(["cases"])
+    print(f"corpus: {len(cases)} cases, {len(problems)} problems")
+    print("\n".join(reached(cases)))
+    return 0
 
 
 def dump(document: Mapping[str, Any]) -> str:
@@ -226,15 +236,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("usage: python -m conformance.tools.paddle_contracts --write | --reach", file=sys.stderr)
         return 2
     if args == ["--reach"]:
-        from conformance.tools import coverage
-
-        cases, problems = coverage.corpus_cases(["cases"])
-        print(f"corpus: {len(cases)} cases, {len(problems)} problems")
-        print("\n".join(reach(read(), cases)))
-        return 0
+        return print_reach(lambda cases: reach(read(), cases))
     from conformance.report.outputs import write_files
 
-    version, modules = _installed()
+    version, modules = installed()
     document = build(entries([s[2] for s in SOURCES]), version, modules)
     DATA.parent.mkdir(parents=True, exist_ok=True)
     write_files({DATA: dump(document)})

@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import yaml
 
 from conformance.declared import PADDLE_STRIDED_DATA
-from conformance.tools.paddle_contracts import NAME, SPELLING, keys
+from conformance.tools.paddle_contracts import NAME, SPELLING, installed, keys, print_reach
 
 DATA = PADDLE_STRIDED_DATA
 LAYOUT = "(CPU, STRIDED,"  # the prefix of a CPU stride kernel's key in the registry
@@ -178,9 +178,9 @@ def introspect() -> dict[str, Any]:
     registry = core._get_registered_phi_kernels("all")  # type: ignore[attr-defined]  # a pybind function, no stub
     kernels = [name for name, registered in registry.items()
                if not name.endswith("_grad") and any(str(key).startswith(LAYOUT) for key in registered)]
-    modules = (("paddle.Tensor", paddle.Tensor), ("paddle", paddle), ("paddle.nn.functional", paddle.nn.functional))
+    version, modules = installed()
     return build(kernels, lambda name: callable(getattr(paddle._C_ops, name, None)),
-                 spellings_by_operator(modules), paddle.__version__.split("+", 1)[0])
+                 spellings_by_operator(modules), version)
 
 
 def dump(document: Mapping[str, Any]) -> str:
@@ -265,12 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("usage: python -m conformance.tools.paddle_strided --write | --reach", file=sys.stderr)
         return 2
     if args == ["--reach"]:
-        from conformance.tools import coverage
-
-        cases, problems = coverage.corpus_cases(["cases"])
-        print(f"corpus: {len(cases)} cases, {len(problems)} problems")
-        print("\n".join(reach(read(), cases)))
-        return 0
+        return print_reach(lambda cases: reach(read(), cases))
     from conformance.report.outputs import write_files
 
     document = introspect()
