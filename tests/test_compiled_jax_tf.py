@@ -10,6 +10,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from ready_adapter import ready_adapter
 
 from conformance import registry
 from conformance.load.reader import load_text
@@ -21,12 +22,7 @@ from conformance.run.function import build
 pytest_plugins = ["pytester"]
 
 
-def adapter(name: str) -> object:
-    a = registry.get_adapter(name)
-    if a.unavailable():
-        pytest.skip(a.unavailable())
-    a.setup()
-    return a
+adapter = ready_adapter
 
 
 def case(steps: list[str], expect: str, given: str = "{x: [1.0, 2.0, 3.0]}", extra: str = "") -> Case:

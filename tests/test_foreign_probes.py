@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 import pytest
+from ready_adapter import ready_adapter
 
 from conformance import registry
 from conformance.load.reader import load_text
@@ -18,10 +19,7 @@ from conformance.run.engine import PASS, run
 
 
 def adapter(framework: str) -> object:
-    a = registry.get_adapter(framework)
-    if a.unavailable():
-        pytest.skip(a.unavailable())
-    return a
+    return ready_adapter(framework, setup=False)
 
 
 def case(steps: list[str], expect: str, given: str = "{x: [1.0, 2.0, 3.0]}") -> Case:

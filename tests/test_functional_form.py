@@ -10,6 +10,7 @@ import textwrap
 from typing import Any
 
 import pytest
+from ready_adapter import ready_adapter
 
 from conformance import registry
 from conformance.load.reader import load_text
@@ -20,12 +21,7 @@ from conformance.run.gradients import lacking
 KEY = "fn:autograd_grad"
 
 
-def adapter(framework: str) -> Any:
-    a = registry.get_adapter(framework)
-    if a.unavailable():
-        pytest.skip(a.unavailable())
-    a.setup()
-    return a
+adapter = ready_adapter
 
 
 def torch_leaf(values: list[float]) -> Any:

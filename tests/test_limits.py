@@ -21,6 +21,7 @@ import tracemalloc
 from typing import Any
 
 import pytest
+from ready_adapter import ready_adapter
 
 from conformance import limits, registry
 from conformance.adapters.numpy_adapter import NumpyAdapter
@@ -48,10 +49,7 @@ cases:
 
 
 def run_on(framework: str, c: Case) -> tuple[Outcome, float, int]:
-    adapter = registry.get_adapter(framework)
-    if adapter.unavailable():
-        pytest.skip(adapter.unavailable())
-    adapter.setup()
+    adapter = ready_adapter(framework)
     tracemalloc.start()
     started = time.perf_counter()
     try:

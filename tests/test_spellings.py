@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 import pytest
+from ready_adapter import ready_adapter
 
 from conformance import registry
 from conformance.adapters.base import NUMPY_CONVERSIONS, PYTHON_OPERATORS, NotApplicable
@@ -35,12 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FRAMEWORKS = ["numpy", "torch", "paddle", "array_api_strict"]
 
 
-def adapter(framework: str) -> Any:
-    a = registry.get_adapter(framework)
-    if a.unavailable():
-        pytest.skip(a.unavailable())
-    a.setup()
-    return a
+adapter = ready_adapter
 
 
 # ---- the audit table in docs/adapters.md covers every mapping entry

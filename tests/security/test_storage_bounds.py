@@ -21,6 +21,7 @@ from typing import Any, Iterator
 
 import numpy as np
 import pytest
+from ready_adapter import ready_adapter
 
 from conformance import registry
 from conformance.adapters import extent
@@ -52,10 +53,7 @@ cases:
 
 
 def adapter(name: str) -> Any:
-    a = registry.get_adapter(name)
-    if a.unavailable():
-        pytest.skip(a.unavailable())
-    return a
+    return ready_adapter(name, setup=False)
 
 
 def run_on(name: str, c: Case) -> Outcome:

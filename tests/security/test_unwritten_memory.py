@@ -12,6 +12,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from ready_adapter import ready_adapter
 
 from conformance import registry
 from conformance.load.reader import load_text
@@ -39,10 +40,7 @@ cases:
 
 
 def _observed(framework: str, steps: list[str], names: list[str]) -> dict[str, object]:
-    adapter = registry.get_adapter(framework)
-    if adapter.unavailable():
-        pytest.skip(adapter.unavailable())
-    adapter.setup()
+    adapter = ready_adapter(framework)
     outcome = run(_case(steps, names), adapter)
     return {n: outcome.observed.get(ResultKey("values", (n,))) for n in names}
 
