@@ -208,10 +208,23 @@ class Case:
     # ``versions``), in the order written: on a release one of them matches, the first that
     # does replaces the framework's override in ``overrides`` (or adds one)
     versioned: Mapping[str, tuple[FrameworkOverride, ...]] = field(default_factory=dict)
+    # ``functional_steps``: the same program without in-place writes, as a user of a framework
+    # whose arrays are immutable writes it (rebinding names, cat/where for writes through a
+    # view); those frameworks run it instead of ``steps`` (:meth:`program_for`). Empty: they
+    # run ``steps`` (and refuse or lack their mutations)
+    functional_steps: tuple[Step, ...] = ()
 
     @property
     def family(self) -> str:
         return self.id.split(".", 1)[0]
+
+    def program_for(self, immutable_arrays: bool) -> Case:
+        """The case a framework runs: on one whose arrays are immutable (an adapter's
+        ``immutable``), the case with its ``functional_steps`` as its steps, where it has
+        them; otherwise the case itself."""
+        if immutable_arrays and self.functional_steps:
+            return replace(self, steps=self.functional_steps, functional_steps=())
+        return self
 
     def flat_steps(self) -> list[Step]:
         out: list[Step] = []

@@ -300,6 +300,7 @@ class BrokenAdapter:
     mutable = True
     autograd = False
     functional_gradient: str | None = None
+    immutable: object | None = None
 
     def __init__(self, name: str, reason: str) -> None:
         self.name = name

@@ -35,7 +35,7 @@ ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 # its anchors; the corpus's longest is 63
 MAX_ID_LENGTH = 200
 CASE_KEYS = ("id", "title", "tags", "claims", "references", "device", "given", "steps",
-             "expect", "frameworks", "documentation")
+             "functional_steps", "expect", "frameworks", "documentation")
 REQUIRED_CASE_KEYS = ("id", "title", "steps", "expect")
 DEVICES = ("cpu", "cuda")
 
@@ -273,15 +273,22 @@ class _CaseReader:
         except CaseFormatError as exc:
             errors += split(exc)
         documentation = read_documentation(m, ctx, expect if expect_read else None, overrides, errors)
-        if self.vocab.operations is not None:
-            step_reader.check_operations(self.vocab.operations or ())
-        step_reader.check_strings(self.vocab.strings)
+        # the same program without in-place writes, for frameworks whose arrays are immutable:
+        # read and checked as 'steps' are, from the same inputs
+        functional: list = []
+        functional_reader = StepListReader(errors)
+        if "functional_steps" in m:
+            functional = functional_reader.read(m, names, "functional_steps")
+        for reader in (step_reader, functional_reader):
+            if self.vocab.operations is not None:
+                reader.check_operations(self.vocab.operations or ())
+            reader.check_strings(self.vocab.strings)
         raise_all(errors)  # (load_text puts them in writing order)
         return Case(
             id=case_id, title=title, location=Location(self.file, m.location.line, m.location.column),
             steps=tuple(steps), expect=expect, given=tuple(given), tags=tags, claims=claims or {},
             references=references, device=device, overrides=overrides, documentation=documentation,
-            versioned=versioned,
+            versioned=versioned, functional_steps=tuple(functional),
         )
 
     def case_id(self, m: YMap) -> str:

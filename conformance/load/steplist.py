@@ -48,25 +48,26 @@ class StepListReader:
         self.open = False  # a step whose names cannot be told was met: names are no longer checked
         self.read_all = True  # False: 'steps' could not be read, so steps are not known either
 
-    def read(self, m: YMap, given: set[str] | None) -> list[Step]:
+    def read(self, m: YMap, given: set[str] | None, key: str = "steps") -> list[Step]:
         """The steps (placeholders for those in error); ``given``: the names of the inputs
-        (None: unknown, so names are open from the start)."""
+        (None: unknown, so names are open from the start). ``key``: the case's key that
+        holds them (``steps``, or ``functional_steps``, read alike)."""
         self.defined = set(given or ())
         self.open = given is None
-        if "steps" not in m:  # (the case's error)
+        if key not in m:  # (the case's error)
             self.open, self.read_all = True, False
             return []
-        raw = m["steps"]
+        raw = m[key]
         if not isinstance(raw, YList) or not raw:
             self.open, self.read_all = True, False
-            self.errors.append(fields.not_a_list(raw, m.where("steps"), "'steps'", "be a non-empty list",
-                                          "e.g. steps: ['y = x.add_(1)']"))
+            self.errors.append(fields.not_a_list(raw, m.where(key), f"'{key}'", "be a non-empty list",
+                                          f"e.g. {key}: ['y = x.add_(1)']"))
             return []
         # counted before any step text is parsed, so that a huge list costs no parsing
         total = _count_steps(raw)
         if total > MAX_STEPS:
             self.open, self.read_all = True, False
-            self.errors.append(CaseFormatError(m.where("steps"), f"a case has at most {MAX_STEPS} steps ({total} "
+            self.errors.append(CaseFormatError(m.where(key), f"a case has at most {MAX_STEPS} steps ({total} "
                                                "given)", "split it into several cases"))
             return []
         return self.step_list(raw, [0])

@@ -76,6 +76,7 @@ def release(case: Case, adapter: FrameworkAdapter) -> str | None:
 def not_applicable(case: Case, adapter: FrameworkAdapter) -> Outcome | None:
     """The outcome when the case cannot apply to this adapter (its override says so, or an
     operation has no counterpart), decided without importing the framework; else None."""
+    case = program(case, adapter)
     fw = adapter.name
     why = case.not_applicable_for(fw, adapter.lineage(), release(case, adapter))
     if why:
@@ -88,7 +89,14 @@ def not_applicable(case: Case, adapter: FrameworkAdapter) -> Outcome | None:
     return None
 
 
+def program(case: Case, adapter: FrameworkAdapter) -> Case:
+    """The case as this framework runs it: where its arrays are immutable, with the case's
+    ``functional_steps`` (if any) as its steps (docs/case-format.md#functional-steps)."""
+    return case.program_for(adapter.immutable is not None)
+
+
 def run(case: Case, adapter: FrameworkAdapter) -> Outcome:
+    case = program(case, adapter)
     early = not_applicable(case, adapter)
     if early is not None:
         return early

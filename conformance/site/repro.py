@@ -31,6 +31,9 @@ from conformance.model import DTYPES, Case, Generated, TensorSpec
 # Paddle's SOT settings, which a snippet would have to repeat)
 FRAMEWORKS = ("numpy", "torch", "paddle", "jax", "tensorflow", "mindspore", "array_api_strict",
               "torch_compile", "torch_inductor", "jax_jit", "tensorflow_function", "tensorflow_xla")
+# the frameworks whose arrays are immutable (their adapters' ``immutable``): they run a case's
+# functional_steps where it has them (tests/test_functional_steps.py checks the list)
+IMMUTABLE_ARRAYS = ("jax", "tensorflow")
 # a compiled mode -> (the framework it compiles, how its snippet compiles the case's function)
 COMPILED = {"torch_compile": ("torch", "torch.compile(case, backend='aot_eager')"),
             "torch_inductor": ("torch", "torch.compile(case)"),
@@ -335,6 +338,7 @@ def snippet(case: Case, framework: str) -> Snippet:
     w = _Writer(framework)
     mode = framework
     framework, wrapper = COMPILED.get(mode, (mode, ""))
+    case = case.program_for(framework in IMMUTABLE_ARRAYS)  # the steps that framework runs
     imports = ["import numpy as np"] if framework != "numpy" else []
     imports += spellings.IMPORT_LINES[framework].splitlines()
     lines = [f"# {case.id} on {mode}: {_comment(case.title)}",

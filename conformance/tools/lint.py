@@ -73,7 +73,8 @@ def from_error(err: CaseFormatError) -> Finding:
 
 
 def check_unused_inputs(case: Case) -> Iterator[Finding]:
-    used = {ref.name for step in case.flat_steps() if step.kind != "block" for ref in names_read(step)}
+    functional = [s for step in case.functional_steps for s in step.flat()]
+    used = {ref.name for step in [*case.flat_steps(), *functional] if step.kind != "block" for ref in names_read(step)}
     used |= {ref.name for spec in case.given if spec.made_by is not None for ref in names_read(spec.made_by)}
     for expect in [case.expect] + [o.expect.expect for o in case.all_overrides() if o.expect]:
         used |= _names_in(expect)
