@@ -460,12 +460,9 @@ class MindsporeAdapter(MindsporeProbes, Adapter):
                     "setattr:requires_grad", "setattr:data", "block:enable_grad", "block:inference_mode",
                     "attr:stop_gradient", "setattr:stop_gradient"):
             ops[key] = no_autograd
-        # torch.autograd.grad / paddle.grad as a step (issue 37): their functional form of backward()
-        ops["fn:autograd_grad"] = absent(
-            "MindSpore's backward() step already is the functional gradient: it is read as mindspore.grad / "
-            "mindspore.vjp of the steps before it (docs/case-format.md#gradients), so torch.autograd.grad's and "
-            "paddle.grad's twin of a backward() case is that case; a tensor keeps no graph to take a gradient of "
-            "after the fact")
+        # torch.autograd.grad / paddle.grad as a step (issue 37): read as mindspore.grad of the steps
+        # before it, as backward() is (conformance/run/gradients.py); a tensor has no graph to call
+        ops["fn:autograd_grad"] = no_autograd
         # no_grad: MindSpore's own context that stops mindspore.grad recording what runs inside it
         # (mindspore._no_grad, mindspore/graph/api.py: exported without a documented page), so a
         # backward() step read as mindspore.grad of the steps before it differentiates nothing of

@@ -678,12 +678,9 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
                     "block:enable_grad", "block:inference_mode"):
             ops[key] = absent(_TAPE)
         ops["block:no_grad"] = self._no_grad
-        # torch.autograd.grad / paddle.grad as a step (issue 37): their functional form of backward()
-        ops["fn:autograd_grad"] = absent(
-            "TensorFlow's backward() step already is the functional gradient: it is read as tape.gradient of "
-            "the steps before it, run inside a tf.GradientTape (docs/case-format.md#gradients), so "
-            "torch.autograd.grad's and paddle.grad's twin of a backward() case is that case; a tensor outside "
-            "a tape keeps no graph to take a gradient of after the fact")
+        # torch.autograd.grad / paddle.grad as a step (issue 37): read as tape.gradient of the steps
+        # before it, as backward() is (conformance/run/gradients.py); a tensor has no graph to call
+        ops["fn:autograd_grad"] = absent(_TAPE)
         ops.update(_issue38_operations())
         return ops
 

@@ -15,8 +15,8 @@ from ready_adapter import ready_adapter
 from conformance import registry
 from conformance.load.reader import load_text
 from conformance.registry import vocabulary
-from conformance.run.engine import NOT_APPLICABLE, PASS, run
-from conformance.run.gradients import lacking
+from conformance.run.engine import PASS, run
+from conformance.run.gradients import functional, lacking
 
 KEY = "fn:autograd_grad"
 
@@ -84,38 +84,53 @@ def test_paddle_gets_every_keyword_and_refuses_what_it_lacks_itself() -> None:
     assert entry == direct and entry[0] == "TypeError" and "materialize_grads" in entry[1]
 
 
-def test_the_functional_frameworks_lack_it_because_backward_is_their_functional_gradient() -> None:
+def test_the_functional_frameworks_have_no_table_entry_and_read_the_step_as_their_gradient() -> None:
     for framework in ("jax", "tensorflow", "mindspore", "jax_jit", "tensorflow_function", "tensorflow_xla"):
-        why = registry.get_adapter(framework).lacks(KEY)
-        assert why is not None and "backward() step already is the functional gradient" in why, framework
+        assert registry.get_adapter(framework).lacks(KEY) is not None, framework
+        assert functional(registry.get_adapter(framework)), framework
     for framework in ("numpy", "array_api_strict"):
         assert "no autograd" in (registry.get_adapter(framework).lacks(KEY) or ""), framework
     for framework in ("torch", "paddle", "torch_compile", "torch_inductor", "paddle_static"):
         assert registry.get_adapter(framework).lacks(KEY) is None, framework
 
 
-CASE = textwrap.dedent("""\
-    cases:
-      - id: t.functional_form
-        title: test
-        given:
-          x: {data: [1.0, 2.0], requires_grad: true}
-        steps:
-          - gx, = autograd_grad((x * x).sum(), [x])
-        expect: {values: {gx: [2.0, 4.0]}, grad: {x: null}}
-    """)
+def loaded(steps: str, given: str = "{x: {data: [1.0, 2.0], requires_grad: true}}",
+           expect: str = "{values: {gx: [2.0, 4.0]}, grad: {x: null}}") -> Any:
+    text = textwrap.dedent(f"""\
+        cases:
+          - id: t.functional_form
+            title: test
+            given: {given}
+            steps: {steps}
+            expect: {expect}
+        """)
+    result = load_text(text, "t.yaml", vocabulary())
+    assert not result.errors, result.errors[0][1].render()
+    return result.cases[0]
 
 
-def test_a_case_is_not_applicable_on_jax_and_runs_on_torch() -> None:
-    result = load_text(CASE, "t.yaml", vocabulary())
-    assert not result.errors
-    case = result.cases[0]
-    # the gradient machinery reads only backward() steps functionally: this one is the table's
+CASE = "['gx, = autograd_grad((x * x).sum(), [x])']"
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax", "tensorflow", "mindspore", "jax_jit", "tensorflow_function"])
+def test_the_gradient_is_returned_and_grad_left_alone_on_every_framework(framework: str) -> None:
+    a = adapter(framework)
+    assert lacking(loaded(CASE), a) is None
+    outcome = run(loaded(CASE), a)
+    assert outcome.verdict == PASS, (outcome.reason, outcome.mismatches)
+
+
+def test_a_form_without_a_functional_reading_is_not_applicable_where_gradients_are_functional() -> None:
     jax = registry.get_adapter("jax")
-    assert "backward() step already is the functional gradient" in (lacking(case, jax) or "")
-    if not jax.unavailable():
-        jax.setup()
-        outcome = run(case, jax)
-        assert outcome.verdict == NOT_APPLICABLE and "functional gradient" in outcome.reason
-    outcome = run(case, adapter("torch"))
-    assert outcome.verdict == PASS, outcome.mismatches
+    two = "{x: {data: [1.0, 2.0], requires_grad: true}, k: [1.0, 1.0]}"
+    for steps, said in [
+        ("['gx, = autograd_grad((x * x).sum(), [x], create_graph=True)']", "create_graph=...) has no functional"),
+        ("['gx, = autograd_grad((x * x).sum(), [x * 1])']", "a list of the given tensors"),
+        ("['y = x * 2', 'gy, = autograd_grad(y.sum(), [y])']", "'y' is not an input that requires grad"),
+        ("['gk, = autograd_grad((x * k).sum(), [k])']", "'k' is not an input that requires grad"),
+        ("['gx, = autograd_grad((x * x).sum(), [x])', 'z = gx * 2']", "computes with the gradients autograd_grad"),
+        ("['z = autograd_grad((x * x).sum(), [x])[0]']", "only as a top-level step of its own"),
+    ]:
+        case = loaded(steps, two, "{grad: {x: null}}")
+        assert said in (lacking(case, jax) or ""), steps
+        assert lacking(case, registry.get_adapter("torch")) is None, steps

@@ -40,7 +40,7 @@ from typing import Any
 
 from conformance import kinds
 from conformance.contract import FrameworkAdapter
-from conformance.ir import NameTarget, Step, results_of
+from conformance.ir import NameTarget, Step, names_bound, results_of
 from conformance.model import Case, Expect
 from conformance.outcomes import ErrorInfo, StepRecord
 from conformance.run import gradients, statements
@@ -111,7 +111,11 @@ class CompiledRunner:
         self.gradients = (gradients.Gradients(case, adapter.name, str(adapter.functional_gradient))
                           if gradients.functional(adapter) else None)
         self.results = results_of(self.steps(len(case.steps)))
-        self.apart = [n for n in self.outputs if n not in self.results]
+        # an autograd_grad step's targets are its compiled gradient's results (_backward), bound
+        # after the function ran: nothing the function returns
+        returned = {n for s in case.steps if self.gradients is not None and gradients.is_functional_form_step(s)
+                    for n in names_bound(s)}
+        self.apart = [n for n in self.outputs if n not in self.results and n not in returned]
         self.env_apart: dict[str, Any] = {}
 
     def function(self, count: int, outputs: tuple[str, ...] | list[str]) -> CaseFunction:
@@ -124,7 +128,7 @@ class CompiledRunner:
         backward() steps where gradients are functional (each is a gradient of its own)."""
         steps = self.case.steps[:count]
         if self.gradients is not None:
-            steps = tuple(s for s in steps if not gradients.is_gradient_step(s))
+            steps = tuple(s for s in steps if not gradients.differentiates(s))
         return steps
 
     def fresh_inputs(self) -> list[Any]:
@@ -204,28 +208,41 @@ class CompiledRunner:
         assert self.gradients is not None
         self.gradients.track(self.env)
         for index, step in enumerate(self.case.steps):
-            if not gradients.is_gradient_step(step):
+            if not gradients.differentiates(step):
                 continue
+            form = gradients.is_functional_form_step(step)
             written = gradients.cotangent_expr(step)
             cotangent = None if written is None else statements.expression(written, self.eager)
-            compiled = self.adapter.compile(self._gradient_function(index, cotangent))
+            positions = gradients.form_positions(self.case, step) if form else self.gradients.positions
+            compiled = self.adapter.compile(self._gradient_function(index, cotangent, positions))
             # from the case's seed, as the function was called: a random operation draws the same
             with warnings.catch_warnings(), self.adapter.isolation(case_seed(self.case.id)):
                 warnings.simplefilter("ignore")
                 try:
-                    self.gradients.add(list(compiled(*self.fresh_inputs())), self.adapter.ops["op:add"])
+                    computed = list(compiled(*self.fresh_inputs()))
                 except Exception as exc:
                     self._failed_at(index + 1, exc)
                     self.gradients.track(self.env)
                     return False
+            if not form:
+                self.gradients.add(computed, self.adapter.ops["op:add"])
+                continue
+            # autograd_grad's targets: the gradients it returns, as the eager run binds them
+            returned = tuple(computed)
+            values = list(returned) if step.unpack else [returned]
+            for target, value in zip(step.targets, values):
+                if isinstance(target, NameTarget):
+                    self.env[target.name] = value
+                    self.keep.append(value)
         return True
 
-    def _gradient_function(self, index: int, cotangent: Any) -> Any:
-        """The gradient of the steps before the backward() step ``case.steps[index]``, as a
-        function of the given tensors (what the mode compiles: the adapter's gradient of the
-        loss function, traced inside the compiler)."""
+    def _gradient_function(self, index: int, cotangent: Any, positions: list[int]) -> Any:
+        """The gradient of the steps before the gradient step ``case.steps[index]`` with
+        respect to the given tensors at ``positions``, as a function of the given tensors (what
+        the mode compiles: the adapter's gradient of the loss function, traced inside the
+        compiler)."""
         assert self.gradients is not None
-        loss, positions = gradients.loss_of(self.case, index, self.adapter.ops), self.gradients.positions
+        loss = gradients.loss_of(self.case, index, self.adapter.ops)
         adapter = self.adapter
 
         def gradient(*args: Any) -> list[Any]:

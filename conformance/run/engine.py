@@ -262,6 +262,8 @@ class _Runner:
             try:
                 if self.gradients is not None and gradients.is_gradient_step(step):
                     self.backward(step)
+                elif self.gradients is not None and gradients.is_functional_form_step(step):
+                    self.functional_form(step)
                 else:
                     statements.statement(step, self)
             except NotApplicable as exc:
@@ -286,7 +288,7 @@ class _Runner:
                 raise _Stop from None
         record.status = "ok"
         record.warnings = _warning_texts(caught)
-        if self.gradients is not None and gradients.is_gradient_step(step):
+        if self.gradients is not None and gradients.differentiates(step):
             # the gradient's function ran the earlier steps again: their warnings are theirs
             earlier = {w for r in self.records[: step.number - 1] for w in r.warnings}
             record.warnings = [w for w in record.warnings if w not in earlier]
@@ -299,6 +301,23 @@ class _Runner:
         respect to the inputs that require grad, at fresh inputs; ``backward(g)``'s ``g`` is
         evaluated here, as the eager step would."""
         assert self.gradients is not None
+        self.gradients.add(self.gradient_of(step, self.gradients.positions), self.adapter.ops["op:add"])
+
+    def functional_form(self, step: Step) -> None:
+        """An ``autograd_grad`` step read functionally (conformance/run/gradients.py): the
+        gradient of the steps before it with respect to the inputs it lists, bound to its
+        targets as it returns them (a tuple), and never added to what ``.grad`` reads."""
+        computed = self.gradient_of(step, gradients.form_positions(self.case, step))
+        returned = tuple(computed)
+        pairs = zip(step.targets, self.unpack(returned, len(step.targets))) if step.unpack else \
+            [(step.targets[0], returned)]
+        for target, value in pairs:
+            assert isinstance(target, NameTarget)
+            self.bind(target.name, value, step.number)
+
+    def gradient_of(self, step: Step, positions: list[int]) -> list[Any]:
+        """The adapter's gradient of the steps before the gradient step ``step``, returning its
+        loss, with respect to the given tensors at ``positions``, at fresh inputs."""
         index = next(i for i, s in enumerate(self.case.steps) if s.kind != "block" and s.number == step.number)
         loss = gradients.loss_of(self.case, index, self.adapter.ops)
         written = gradients.cotangent_expr(step)
@@ -307,9 +326,8 @@ class _Runner:
         # draws what it drew in the steps above, with the state this run has put back after
         with self.adapter.isolation(case_seed(self.case.id)):
             made = make_inputs(self.case, self.adapter)
-            computed = self.adapter.gradient(loss, [made[spec.name] for spec in self.case.given],
-                                             self.gradients.positions, cotangent)
-        self.gradients.add(computed, self.adapter.ops["op:add"])
+            return list(self.adapter.gradient(loss, [made[spec.name] for spec in self.case.given], positions,
+                                              cotangent))
 
     def note_productions(self, number: int) -> None:
         """The relation of each (result, input) the step produced, now (Outcome.productions)."""

@@ -28,6 +28,10 @@ user of that framework writes for it:
   it at its step, as without gradients (the ``refused`` outcome); a mutable one (MindSpore)
   differentiates what it does.
 
+``g, = autograd_grad(loss, [x])`` (torch.autograd.grad / paddle.grad as a step) is read the
+same way, with respect to the inputs it lists, and its gradients are returned, bound to the
+step's targets, never added to what ``.grad`` reads.
+
 ``x.grad`` read as a step (``g = a.grad``) is that leaf's gradient so far, in eager runs; of a
 non-leaf it is not applicable, and inside a compiled mode's function too.
 
@@ -44,12 +48,21 @@ from typing import Any, Callable, Sequence
 
 from conformance.adapters.base import NotApplicable
 from conformance.contract import FrameworkAdapter
-from conformance.ir import NameTarget, Op, Ref, Step, names_bound, names_read, operations_of
+from conformance.ir import NameTarget, Op, Ref, Seq, Step, names_bound, names_read, operations_of
 from conformance.model import Case
 from conformance.run.function import CaseFunction, build
 
 BACKWARD = "method:backward"
 GRAD = "attr:grad"  # x.grad read as a step: the gradient the backward() steps gave the leaf x
+# torch.autograd.grad / paddle.grad as a step, ``gx, gu = autograd_grad(loss, [x, u])``: on a
+# framework whose gradients are functional, the gradient of the steps before it with respect
+# to the inputs it lists, returned (bound to its targets), never added to what .grad reads
+FUNCTIONAL_FORM = "fn:autograd_grad"
+# its keywords that have a functional reading: the cotangent; retain_graph (no graph to
+# free), allow_unused and materialize_grads (a functional gradient never refuses an input the
+# loss does not use: the framework's own answer, zeros or None, is kept), accepted as meaning nothing
+_FORM_COTANGENT = "grad_outputs"
+_FORM_IGNORED = frozenset({"retain_graph", "allow_unused", "materialize_grads"})
 # backward()'s arguments that have a functional reading: the cotangent, and retain_graph
 # (a functional gradient keeps no graph to free: accepted, meaning nothing)
 _GRADIENT_ARGUMENT = "gradient"
@@ -68,6 +81,16 @@ def is_gradient_step(step: Step) -> bool:
     return step.kind == "expr" and isinstance(step.value, Op) and step.value.key == BACKWARD
 
 
+def is_functional_form_step(step: Step) -> bool:
+    """A step ``g, ... = autograd_grad(<loss>, [inputs], ...)`` of its own."""
+    return step.kind == "assign" and isinstance(step.value, Op) and step.value.key == FUNCTIONAL_FORM
+
+
+def differentiates(step: Step) -> bool:
+    """A step read as a functional gradient: ``backward()`` or ``autograd_grad``."""
+    return is_gradient_step(step) or is_functional_form_step(step)
+
+
 def reads_grad(step: Step) -> bool:
     """A step that reads ``x.grad``: the gradients' state, not a value of the program, so no
     part of the differentiated function."""
@@ -82,10 +105,17 @@ def why_not_functional(case: Case) -> str | None:
     """Why the case's ``backward()`` has no functional reading, or None (every use of it is a
     top-level step of its own with arguments that have one)."""
     grads = {n for s in case.flat_steps() if reads_grad(s) for n in names_bound(s)}
+    returned = {n for s in case.steps if is_functional_form_step(s) for n in names_bound(s)}
     for step in case.flat_steps():
         if not reads_grad(step) and any(ref.name in grads for ref in names_read(step)):
             return (f"step {step.number} {step.text!r} computes with a .grad read by an earlier step: a functional "
                     "gradient is no value of the differentiated program")
+        if not is_functional_form_step(step) and any(ref.name in returned for ref in names_read(step)):
+            return (f"step {step.number} {step.text!r} computes with the gradients autograd_grad returned: a "
+                    "functional gradient is no value of the differentiated program")
+    why = _why_not_functional_form(case)
+    if why:
+        return why
     for step in case.steps:
         if step.kind == "block":
             if uses_backward(step):
@@ -108,6 +138,45 @@ def why_not_functional(case: Case) -> str | None:
     return None
 
 
+def _why_not_functional_form(case: Case) -> str | None:
+    """Why an ``autograd_grad`` step of the case has no functional reading, or None: it must
+    be a top-level step of its own, ``targets = autograd_grad(loss, [inputs])``, its inputs
+    given tensors that require grad, never rebound, and its keywords ones with a reading."""
+    leaf_names = {spec.name for spec in case.given if spec.requires_grad}
+    rebound = {n for s in case.flat_steps() for n in names_bound(s)}
+    for step in case.flat_steps():
+        if FUNCTIONAL_FORM not in operations_of(step):
+            continue
+        if not is_functional_form_step(step) or step.number not in {s.number for s in case.steps}:
+            return (f"step {step.number} {step.text!r}: autograd_grad is read as a functional gradient only as a "
+                    "top-level step of its own, 'g, = autograd_grad(loss, [x])'")
+        op = step.value
+        assert isinstance(op, Op)
+        if len(op.args) > 3 or len(op.args) < 2:
+            return f"step {step.number} {step.text!r}: autograd_grad takes the loss, the inputs and grad_outputs here"
+        inputs = op.args[1]
+        names = [item.name for item in inputs.items if isinstance(item, Ref)] if isinstance(inputs, Seq) else []
+        if not isinstance(inputs, Seq) or len(names) != len(inputs.items) or not names:
+            return (f"step {step.number} {step.text!r}: the inputs of a functional gradient are a list of the given "
+                    "tensors, e.g. [x, u]")
+        outside = [n for n in names if n not in leaf_names or n in rebound]
+        if outside:
+            return (f"step {step.number} {step.text!r}: {outside[0]!r} is not an input that requires grad, as given: a "
+                    "functional gradient is with respect to the function's arguments")
+        extra = [k for k, _ in op.kwargs if k not in _FORM_IGNORED and k != _FORM_COTANGENT]
+        if extra:
+            return (f"step {step.number} {step.text!r}: autograd_grad({', '.join(extra)}=...) has no functional "
+                    "reading (only grad_outputs=, retain_graph=, allow_unused= and materialize_grads=)")
+    return None
+
+
+def form_positions(case: Case, step: Step) -> list[int]:
+    """The positions, among the given tensors, of the inputs an ``autograd_grad`` step lists."""
+    assert isinstance(step.value, Op) and isinstance(step.value.args[1], Seq)
+    order = [spec.name for spec in case.given]
+    return [order.index(item.name) for item in step.value.args[1].items if isinstance(item, Ref)]
+
+
 def lacking(case: Case, adapter: FrameworkAdapter) -> str | None:
     """Why the adapter cannot run the case's operations (the first it lacks, in key order), or
     None: a ``backward()`` step on a framework whose gradients are functional is read as one,
@@ -119,7 +188,7 @@ def lacking(case: Case, adapter: FrameworkAdapter) -> str | None:
         if why:
             return why
     for key in sorted(case.operations()):
-        if read_functionally and key == BACKWARD:
+        if read_functionally and key in (BACKWARD, FUNCTIONAL_FORM):
             continue
         if read_functionally and key == GRAD:
             if adapter.compiles:
@@ -149,22 +218,24 @@ def loss_of(case: Case, index: int, ops: Any) -> Callable[..., Any]:
 
 def loss_function(case: Case, index: int, ops: Any) -> CaseFunction:
     """The top-level steps before ``case.steps[index]`` (a gradient step), then its receiver
-    bound to a fresh name, as one function of the given tensors returning that loss."""
+    (``autograd_grad``'s first argument) bound to a fresh name, as one function of the given
+    tensors returning that loss."""
     step = case.steps[index]
-    assert is_gradient_step(step) and isinstance(step.value, Op)
+    assert differentiates(step) and isinstance(step.value, Op)
     name = loss_name(case)
     bind = Step(step.number, step.text, "assign", step.location, targets=(NameTarget(name),),
                 value=step.value.args[0])
-    steps = [s for s in case.steps[:index] if not is_gradient_step(s) and not reads_grad(s)] + [bind]
+    steps = [s for s in case.steps[:index] if not differentiates(s) and not reads_grad(s)] + [bind]
     return build(steps, ops, [spec.name for spec in case.given], [name])
 
 
 def cotangent_expr(step: Step) -> Any:
-    """The expression of ``backward(g)``'s ``g``, or None."""
+    """The expression of ``backward(g)``'s ``g`` (``autograd_grad``'s ``grad_outputs``), or None."""
     assert isinstance(step.value, Op)
-    if len(step.value.args) > 1:
-        return step.value.args[1]
-    return next((v for k, v in step.value.kwargs if k == _GRADIENT_ARGUMENT), None)
+    position, keyword = (2, _FORM_COTANGENT) if is_functional_form_step(step) else (1, _GRADIENT_ARGUMENT)
+    if len(step.value.args) > position:
+        return step.value.args[position]
+    return next((v for k, v in step.value.kwargs if k == keyword), None)
 
 
 def leaves(case: Case) -> list[int]:
