@@ -497,3 +497,25 @@ def test_an_unchecked_item_is_counted_apart_shows_why_and_is_not_scored() -> Non
     assert counts[analysis.OUTCOMES.index("unchecked")] == 1
     text = report_md.render(report)
     assert "nothing compared: version_change of y: numpy has no version change" in text
+
+
+def test_the_gradient_table_counts_the_cases_that_take_or_expect_a_gradient() -> None:
+    """Of the cases with a backward() or autograd_grad step, or a grad expectation, how many ran
+    on each framework (passed, held under an override, refused or failed) and how many are not
+    applicable; the other cases are not counted, and without such a case there is no table."""
+    doc = sample()
+    assert "Gradients" not in report_md.render(analysis.build(typed(doc)))
+    doc["cases"]["autograd.a.backward"] = {**doc["cases"]["views.reshape.agree"],
+                                           "operations": ["method:backward", "method:mul"], "family": "autograd"}
+    doc["cases"]["autograd.a.expects"] = {**doc["cases"]["views.reshape.agree"], "family": "autograd",
+                                          "expect": {"grad.x": [1.0]}}
+    doc["results"] += [record("autograd.a.backward", "torch"), record("autograd.a.backward", "paddle", "fail"),
+                       record("autograd.a.backward", "numpy", "not_applicable"),
+                       record("autograd.a.expects", "torch", "known_divergence"),
+                       record("autograd.a.expects", "paddle", "skipped"),
+                       record("autograd.a.expects", "numpy", "not_applicable")]
+    report = analysis.build(typed(doc))
+    assert analysis.gradient_reach(report) == [("torch", 2, 2, 0), ("paddle", 2, 1, 0), ("numpy", 2, 0, 2)]
+    text = report_md.render(report)
+    assert "| torch | 2 | 2 | 100% | 0 |" in text and "| numpy | 2 | 0 | 0% | 2 |" in text
+    assert "id='gradients-table'" in report_html.render(report)

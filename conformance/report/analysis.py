@@ -156,6 +156,8 @@ class Report:
     compiles: dict[str, str] = field(default_factory=dict)  # mode -> the framework it compiles
     compiled: list[CompiledRow] = field(default_factory=list)
     mode_scores: dict[str, Score] = field(default_factory=dict)  # mode -> cases both ran, the same in
+    # framework or mode -> outcome -> n, over the cases that take or expect a gradient (issue 37)
+    gradients: dict[str, Counter] = field(default_factory=dict)
 
     @property
     def divergences(self) -> list[Row]:
@@ -176,6 +178,7 @@ def build(results: ResultsDocument) -> Report:
     compiled_by_case: dict[str, dict[str, Record]] = defaultdict(dict)
     invalid = []
     counts: dict[str, Counter] = {fw: Counter() for fw in everything}
+    gradient_counts: dict[str, Counter] = {fw: Counter() for fw in everything}
     for record in results.results:
         fw = record.framework
         if fw is None or record.case is None or record.case not in cases:
@@ -183,6 +186,8 @@ def build(results: ResultsDocument) -> Report:
             continue
         (compiled_by_case if fw in parents else by_case)[record.case][fw] = record
         counts.setdefault(fw, Counter())[record.outcome] += 1
+        if differentiates(cases[record.case]):
+            gradient_counts.setdefault(fw, Counter())[record.outcome] += 1
     rows = []
     pairs = {(a, b): Score() for i, a in enumerate(frameworks) for b in frameworks[i + 1:]}
     for case_id, records in by_case.items():
@@ -212,7 +217,32 @@ def build(results: ResultsDocument) -> Report:
         counts=counts, total_results=len(results.results), pairs=pairs,
         documented=_documented(rows, frameworks),
         modes=list(parents), compiles=parents, **_compiled(parents, by_case, compiled_by_case, cases),
+        gradients=gradient_counts,
     )
+
+
+# the steps that take a gradient: backward() and the functional form (conformance/run/gradients.py)
+GRADIENT_OPERATIONS = frozenset({"method:backward", "fn:autograd_grad"})
+
+
+def differentiates(info: CaseInfo) -> bool:
+    """Whether a case takes a gradient (a backward() or autograd_grad step) or expects one
+    (``grad``): the cases whose reach on each framework the summary's gradient table counts."""
+    return bool(GRADIENT_OPERATIONS & set(info.operations)) or any(
+        key.startswith("grad.") for key in (info.expect or {}))
+
+
+def gradient_reach(report: Report) -> list[tuple[str, int, int, int]]:
+    """(framework or mode, cases that take or expect a gradient, of them the ones that ran,
+    the ones not applicable), in the summary's order; a framework none of whose results is
+    such a case is left out."""
+    out = []
+    for fw in report.frameworks + report.modes:
+        counts = report.gradients.get(fw, Counter())
+        total = sum(counts.values())
+        if total:
+            out.append((fw, total, sum(counts[o] for o in RAN), counts[NOT_APPLICABLE]))
+    return out
 
 
 def _compiled(parents: dict[str, str], eager: dict[str, dict[str, Record]],

@@ -19,6 +19,7 @@ from conformance.report.analysis import (
     VERIFIED,
     Report,
     framework_title,
+    gradient_reach,
     operation_label,
     outcome_counts,
     pair_score,
@@ -97,7 +98,7 @@ def _summary(report: Report) -> Section:
         tuple(Row((Cell(Link(Text(family), to=_family_place(family))), Cell(str(score.cases)),
                    Cell(Text(score.text()))))
               for family, score in report.families.items()))
-    blocks: list[Block] = [outcomes, agreement, families, *_pairs(report)]
+    blocks: list[Block] = [outcomes, agreement, families, *_pairs(report), *_gradients(report)]
     if report.invalid:
         blocks.append(BulletList(
             tuple((Code(rec.nodeid), ": ", Verbatim(rec.reason, 400))
@@ -120,6 +121,24 @@ def _pairs(report: Report) -> list[Block]:
                          *(Cell() if a == b else Cell(Text(pair_score(report, a, b).short())) for b in fws)))
                     for a in fws),
               anchor="pairs-table"),
+    ]
+
+
+def _gradients(report: Report) -> list[Block]:
+    """How far the gradient cases reach: on each framework and mode, of the cases that take a
+    gradient or expect one, how many ran (passed, held under an override, refused, or failed)."""
+    reach = gradient_reach(report)
+    if not reach:
+        return []
+    return [
+        Paragraph(Strong("Gradients"), " (the cases that take a gradient, with backward() or autograd_grad, or "
+                  "expect one: on each framework and mode, how many ran, and how many are not applicable):"),
+        Table((Column("framework"), Column("cases", numeric=True), Column("ran", numeric=True),
+               Column("share", numeric=True), Column("not applicable", numeric=True)),
+              tuple(Row((Cell(Text(fw)), Cell(str(total)), Cell(str(ran)), Cell(f"{100 * ran / total:.0f}%"),
+                         Cell(str(lacking))), data=(("fw-row", fw),))
+                    for fw, total, ran, lacking in reach),
+              anchor="gradients-table"),
     ]
 
 
