@@ -598,3 +598,20 @@ def test_a_compiled_mode_is_observed_on_what_its_caller_holds_with_one_compile(m
     assert {"v1", "v2"} <= {name for key in torch_obs.observed for name in key.names}  # control: eager sees all
     assert apart == []  # no second compile
     assert torch_obs.observed[ResultKey("values", ("x",))] == compiled_obs.observed[ResultKey("values", ("x",))]
+
+
+def test_each_refusal_reason_shows_the_first_refused_program_and_its_error_escaped(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import conformance.discover.run as discover_run
+
+    def refusing(program: Program, frameworks: list[str], sandbox: object) -> list[Observation]:
+        error = {"at": 1, "kind": "other", "type": "RuntimeError", "message": "The kernel | *Fill* unregistered."}
+        return [Observation("mindspore", "2.10.0", error=error)]
+
+    monkeypatch.setattr(discover_run, "run_program", refusing)
+    result = discover(["mindspore"], max_programs=5, seed=2)
+    assert result.refusals[("mindspore", "other")] == 5
+    example = result.refusal_examples[("mindspore", "other")]
+    assert example.startswith("RuntimeError: The kernel | *Fill* unregistered. (in: ")
+    page = findings_page(result)
+    assert "- mindspore, other: RuntimeError: The kernel \\| \\*Fill\\* unregistered. (in: " in page

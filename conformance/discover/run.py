@@ -33,6 +33,7 @@ from conformance.discover.model import explanations
 from conformance.discover.oracles import ORACLES, Finding, Observed, known, parts
 from conformance.discover.programs import TWINS, VIEW_OPS, VIEWS_BY_NAME, WRITE_OPS, WRITES_BY_NAME, Program
 from conformance.discover.triage import KNOWN, triaged
+from conformance.escaping import for_markdown
 from conformance.ir import results_of
 from conformance.load.reader import load_text
 from conformance.report.outputs import write_files
@@ -89,6 +90,9 @@ class Discovery:
     precision: dict[str, tuple[int, int]] = field(default_factory=dict)
     drawn: Counter[str] = field(default_factory=Counter)  # operation -> steps of it drawn (twins' included)
     refusals: Counter[tuple[str, str]] = field(default_factory=Counter)  # (framework, error kind or status) -> programs
+    # (framework, error kind or status) -> the first refusal of that reason: the framework's
+    # error (type: message) or the reason it did not run, and the program
+    refusal_examples: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def refused(self, framework: str) -> int:
         """The programs ``framework`` refused or lacked, whatever the reason."""
@@ -139,6 +143,17 @@ def observed_of(observation: Observation) -> Observed:
                     getattr(adapter, "compiles", None))
 
 
+def _refusal_example(program: Program, obs: Observed) -> str:
+    """What a refused program shows: the framework's error at its step (type: message, cut
+    short) or why it did not run, and the program."""
+    if obs.error is not None:
+        what = f"{obs.error.get('type')}: {obs.error.get('message')}"
+    else:
+        what = obs.reason or obs.status
+    what = " ".join(str(what).split())
+    return f"{what[:160]}{'…' if len(what) > 160 else ''} (in: {program.describe()[:160]})"
+
+
 def room(frameworks: list[str]) -> tuple[frozenset[str], frozenset[str]]:
     """The view and write operations (programs.VIEW_OPS, WRITE_OPS) the programs of a run
     draw from: those whose vocabulary key every framework of the run whose arrays can change
@@ -181,6 +196,7 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
             if obs.status != "ran" or obs.error is not None:
                 why = obs.status.replace("_", " ") if obs.error is None else str(obs.error.get("kind"))
                 result.refusals[(obs.framework, why)] += 1
+                result.refusal_examples.setdefault((obs.framework, why), _refusal_example(program, obs))
                 continue
             found, _ = explanations(program, parts(program, obs.values)[0][2])
             for i, step in enumerate(program.steps):
@@ -444,6 +460,10 @@ def findings_page(result: Discovery) -> str:
         reasons = sorted(((n, why) for (f, why), n in result.refusals.items() if f == fw), reverse=True)
         share = 100.0 * result.refused(fw) / result.programs if result.programs else 0.0
         lines.append(f"| {fw} | {share:.1f} % | " + (", ".join(f"{why} {n}" for n, why in reasons) or "–") + " |")
+    examples = sorted(result.refusal_examples.items())
+    if examples:
+        lines += ["", "The first program refused for each reason:", ""]
+        lines += [f"- {fw}, {why}: {for_markdown(text)}" for (fw, why), text in examples]
     lines += ["", "## Operations drawn", "",
               f"The programs draw from {len(result.room)} operations: those of conformance/discover/programs.py whose "
               "table entry every framework of the run with changeable arrays has (run.room). Steps of each drawn, "
