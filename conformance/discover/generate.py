@@ -73,7 +73,8 @@ def programs(draw: Any, view_ops: Collection[str] | None = None, write_ops: Coll
         names = list(shapes_now)
         if kind == "view":
             source = draw(st.sampled_from(names[::-1]))  # the newest name shrinks first
-            fitting = [op for op in views if op.arguments(shapes_now[source])]
+            fitting = [op for op in views if (not op.input_only or source == names[0])
+                       and op.arguments(shapes_now[source])]
             if not fitting:
                 continue
             op = draw(st.sampled_from(fitting))

@@ -44,6 +44,9 @@ class ViewOp:
     # outside autograd's bookkeeping (detach(), .data): writes through it are not recorded,
     # and what is read through it is a constant (model.predict)
     untracked: bool = False
+    # drawn on the input only (as_strided: it addresses the source's memory, not its logical
+    # elements, so its documented semantics are an index function of the contiguous input alone)
+    input_only: bool = False
 
 
 def _dims(shape: Shape) -> range:
@@ -122,6 +125,28 @@ def _diagonals(shape: Shape) -> list[tuple[Any, ...]]:
         return []
     return [(o, a, b) for a in _dims(shape) for b in _dims(shape) if a != b
             for o in range(-shape[a] + 1, shape[b])]
+
+
+def _strided_layouts(shape: Shape) -> list[tuple[Any, ...]]:
+    """(size, stride) of as_strided views of a contiguous tensor of ``shape`` that stay inside
+    its memory: ranks 1 and 2, sizes up to 3, strides 0 to 2 in elements (0 and overlapping
+    windows make elements that share memory, whose writes are judged by nothing)."""
+    n = math.prod(shape)
+    out: list[tuple[Any, ...]] = []
+    for rank in (1, 2):
+        for size in itertools.product(range(1, 4), repeat=rank):
+            for stride in itertools.product(range(3), repeat=rank):
+                if sum((k - 1) * st for k, st in zip(size, stride)) < n:
+                    out.append((size, stride))
+    return out
+
+
+def _strided(i: np.ndarray, a: tuple[Any, ...]) -> np.ndarray:
+    """torch's as_strided(size, stride) of the contiguous input: element (j, k) reads the input's
+    element at flat position j * stride[0] + k * stride[1] (its memory, in elements)."""
+    size, stride = a
+    positions = sum(np.indices(size)[d] * stride[d] for d in range(len(size)))
+    return i.reshape(-1)[positions]
 
 
 VIEW_OPS: tuple[ViewOp, ...] = (
@@ -217,6 +242,10 @@ VIEW_OPS: tuple[ViewOp, ...] = (
     ViewOp("flipud", "method:flipud", lambda s, a: f"{s}.flipud()", lambda sh: [()], lambda i, a: np.flipud(i)),
     ViewOp("rot90", "method:rot90", lambda s, a: f"{s}.rot90()", lambda sh: [()] if len(sh) >= 2 else [],
            lambda i, a: np.rot90(i, 1, (0, 1))),
+    # a view of the input's memory, addressed by strides (torch.Tensor.as_strided, NumPy's
+    # lib.stride_tricks.as_strided in the adapter's elements, Paddle's as_strided)
+    ViewOp("as_strided", "method:as_strided", lambda s, a: f"{s}.as_strided({_tuple(a[0])}, {_tuple(a[1])})",
+           _strided_layouts, _strided, input_only=True),
     # a view when the tensor is contiguous already, else a copy: either is allowed
     ViewOp("contiguous", "method:contiguous", lambda s, a: f"{s}.contiguous()", lambda sh: [()], lambda i, a: i,
            conditional=True),
