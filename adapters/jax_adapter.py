@@ -306,7 +306,11 @@ class JaxAdapter(JaxProbes, Adapter):
                   r"INVALID_ARGUMENT: Buffer has been deleted or donated",
                   # a method of a concrete array that jax.grad's tracer lacks (x.clone() in the
                   # function a backward() step is read as: conformance/run/gradients.py)
-                  r"^AttributeError: LinearizeTracer has no attribute"),
+                  r"^AttributeError: LinearizeTracer has no attribute",
+                  # jax.grad of a non-scalar loss (a backward() step without a gradient, read
+                  # as jax.grad: torch refuses it too, "grad can be implicitly created only for
+                  # scalar outputs")
+                  r"^TypeError: Gradient only defined for scalar-output functions"),
     }
 
     @classmethod

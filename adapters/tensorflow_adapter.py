@@ -311,6 +311,19 @@ class TensorflowProbes(TensorProbes):
         self._buffer(obj)[...] = snapshot
 
 
+
+def _clamp(x: Any, min: Any = None, max: Any = None, **kw: Any) -> Any:  # noqa: A002 (torch's names)
+    """torch's clamp(x, min=None, max=None): tf.clip_by_value(x, min, max) takes both bounds
+    (it cannot convert a None), so a call with one bound is TensorFlow's one-sided counterpart,
+    tf.maximum(x, min) or tf.minimum(x, max); with both (or neither) it is clip_by_value, whose
+    own refusal of two None bounds is TensorFlow's, as torch refuses clamp() without a bound."""
+    tf = _tf()
+    if min is not None and max is None and not kw:
+        return tf.maximum(x, min)
+    if max is not None and min is None and not kw:
+        return tf.minimum(x, max)
+    return tf.clip_by_value(x, min, max, **kw)
+
 class TensorflowAdapter(TensorflowProbes, Adapter):
     name = "tensorflow"
     module = "tensorflow"
@@ -611,7 +624,7 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
             "fn:abs": lambda x, **kw: tf().abs(x, **kw),
             "fn:sqrt": lambda x, **kw: tf().sqrt(x, **kw),
             "fn:sigmoid": lambda x, **kw: tf().sigmoid(x, **kw),
-            "fn:clamp": lambda x, min=None, max=None, **kw: tf().clip_by_value(x, min, max, **kw),
+            "fn:clamp": _clamp,
             "fn:where": lambda c, *xy, **kw: tf().where(c, *xy, **kw),
             "fn:cat": lambda xs, dim=0, **kw: tf().concat(xs, axis=dim, **kw),
             "fn:stack": lambda xs, dim=0, **kw: tf().stack(xs, axis=dim, **kw),

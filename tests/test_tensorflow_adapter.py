@@ -135,3 +135,19 @@ def test_global_states_restore_numpy_behaviour(adapter: TensorflowAdapter) -> No
         tf.experimental.numpy.experimental_enable_numpy_behavior()
         assert hasattr(tf.constant([1.0]), "T")
     assert not hasattr(tf.constant([1.0]), "T")
+
+
+def test_clamp_with_one_bound_is_the_one_sided_counterpart_and_with_none_tensorflows_refusal(
+        adapter: TensorflowAdapter) -> None:
+    """torch's clamp(x, min=...) takes one bound; tf.clip_by_value takes both (a None bound is
+    its ValueError), so one bound is tf.maximum / tf.minimum, and no bound is clip_by_value's
+    own refusal, as it is torch's."""
+    x = tf.constant([-2.0, 0.5, 3.0])
+    clamp = adapter.ops["fn:clamp"]
+    assert clamp(x, min=0.0).numpy().tolist() == [0.0, 0.5, 3.0]
+    assert clamp(x, max=1.0).numpy().tolist() == [-2.0, 0.5, 1.0]
+    assert clamp(x, -1.0, 1.0).numpy().tolist() == [-1.0, 0.5, 1.0]
+    with pytest.raises(ValueError):
+        clamp(x)
+    with pytest.raises(ValueError):
+        tf.clip_by_value(x, None, None)
