@@ -178,3 +178,36 @@ def test_jax_and_tensorflow_give_the_gradient_of_the_functional_program(framewor
     assert not result.errors, result.errors[0][1].render()
     outcome = run(result.cases[0], registry.get_adapter(framework))
     assert outcome.verdict == PASS, outcome.reason
+
+
+def test_an_override_of_claims_alone_gives_their_stance_where_the_functional_steps_run() -> None:
+    """A framework that runs a case's functional_steps may pass it without any expectation of
+    its own, where the case's claims are about the in-place write it does not make: an
+    override of claims alone says so; one with neither claims nor an expectation is refused,
+    and one that restates the case's stances is a lint finding."""
+    text = textwrap.dedent("""\
+        cases:
+          - id: t.claims_only
+            title: claims alone
+            claims: {S0-02: holds}
+            given: {x: [1.0, 2.0]}
+            steps: ['x.add_(1.0)']
+            functional_steps: ['x = x + 1.0']
+            expect: {values: {x: [2.0, 3.0]}}
+            frameworks:
+              jax:
+                reason: "its functional_steps rebind x: no in-place write for the claim to be about"
+                claims: {S0-02: related}
+        """)
+    result = load_text(text, "t.yaml", registry.vocabulary())
+    assert not result.errors, result.errors[0][1].render()
+    case = result.cases[0]
+    assert case.claims_for("jax") == {"S0-02": "related"} and case.claims_for("torch") == {"S0-02": "holds"}
+    assert case.expect_for("jax") == case.expect
+    assert list(lint.check_identical_overrides(case)) == []
+    same = load_text(text.replace("{S0-02: related}", "{S0-02: holds}"), "t.yaml", registry.vocabulary())
+    assert [f.message for f in lint.check_identical_overrides(same.cases[0])] == [
+        "the override for 'jax' states exactly the claims the case already states"]
+    nothing = load_text(text.replace("        claims: {S0-02: related}\n", ""), "t.yaml",
+                        registry.vocabulary())
+    assert [e.message for _, e in nothing.errors] == ["the override for 'jax' changes nothing"]

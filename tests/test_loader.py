@@ -769,7 +769,7 @@ YAML_MISTAKES = [
     ('an input indented as a key of the case', ((6, '    w: [3.0]'),),
      6, 5, "unknown key 'w' in a case",
      "an input? indent it under 'given', like the others (allowed keys: id, title, tags, claims, references, device, "
-     'given, steps, expect, frameworks, documentation)'),
+     'given, steps, functional_steps, expect, frameworks, documentation)'),
 ]
 
 

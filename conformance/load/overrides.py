@@ -106,9 +106,11 @@ def _override(fw: str, raw: object, floc: Location, ctx: ParseContext,
                                                     partial=True, drops=True), replaces=replaced_whole(e))
             except CaseFormatError as exc:
                 errors += split(exc)
-    elif "not_applicable" not in o and not unknown:
+    elif "not_applicable" not in o and "claims" not in o and not unknown:
         errors.append(CaseFormatError(floc, f"the override for {fw!r} changes nothing",
-                                      "add 'expect:' with what differs, or 'not_applicable: <why>'"))
+                                      "add 'expect:' with what differs, 'claims:' with the stances that differ "
+                                      "(a framework that runs the case's functional_steps), or "
+                                      "'not_applicable: <why>'"))
     claims = read_claims(o, f"'frameworks.{fw}.claims'", None, errors,
                          allowed=fields.OpenNames() if case_claims is None else case_claims)
     if "not_applicable" in o and o.get("claims"):

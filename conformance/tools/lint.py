@@ -87,10 +87,18 @@ def check_unused_inputs(case: Case) -> Iterator[Finding]:
 def check_identical_overrides(case: Case) -> Iterator[Finding]:
     for override in _every_override(case):
         fw = override.framework
-        if override.expect is None:
-            continue
         # a compiled mode's override applies over those of its lineage (registry.lineage)
         lineage = registry.lineage(fw)
+        if override.expect is None:
+            # an override of claims alone: it changes nothing when it restates the stances
+            # that already hold on the framework
+            if override.not_applicable is None and override.claims and all(
+                    case.claims_for(lineage[-1], lineage[:-1]).get(c) == stance if lineage
+                    else case.claims.get(c) == stance for c, stance in override.claims.items()):
+                yield Finding(rules.OVERRIDE_IDENTICAL.code, override.location or case.location,
+                              f"the override for {fw!r} states exactly the claims the case already states",
+                              f"remove the override, or give the stances that differ on {fw}")
+            continue
         before = case.expect_for(lineage[-1], lineage[:-1]) if lineage else case.expect
         # a versioned override replaces the framework's unversioned one on its releases: it
         # changes nothing only when it expects what that one (or the shared) does
