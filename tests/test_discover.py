@@ -526,6 +526,20 @@ def test_each_known_bug_matches_the_program_that_showed_it_and_not_a_program_wit
     live_view = Program((2,), (Step("slice", "x", (0, 1, 1), "v1"), Step("setitem", "x", ((0,), 100.0))), grad=True)
     assert rule("gradient", "mindspore", live_view) == "mindspore-stale-gradient"
     assert rule("gradient", "mindspore", Program((2,), (Step("setitem", "x", ((0,), 100.0)),), grad=True)) is None
+    overlapping = Program((4,), (Step("as_strided", "x", ((1, 3), (0, 0)), "v1"),), grad=True)
+    assert rule("gradient", "paddle", overlapping) == "paddle-overlapping-as-strided-gradient"
+    apart = Program((4,), (Step("as_strided", "x", ((2,), (2,)), "v1"),), grad=True)
+    assert rule("gradient", "paddle", apart) is None  # no element shares memory: a new bug
+    assert rule("gradient", "torch", overlapping) is None
+    written = Program((2,), (Step("as_strided", "x", ((1,), (0,)), "v1"), Step("setitem", "v1", ((0,), 100.0))),
+                      grad=True)
+    refused = "runs, to the values the documented semantics give and their gradient, what paddle refuses as unsafe "
+    assert rule("refusal", "torch", written, ) is None  # (the summary names no refusal)
+    assert triaged(Finding("refusal", "torch", written, refused + "(modified_saved_tensor, at step 5)")) is not None
+    assert triaged(Finding("refusal", "torch", written, refused + "(overlapping_write, at step 2)")) is None
+    unwritten = Program((2,), (Step("setitem", "x", ((0,), 100.0)), Step("as_strided", "x", ((1,), (0,)), "v1")),
+                        grad=True)  # the write before the view: not the saved input's
+    assert triaged(Finding("refusal", "torch", unwritten, refused + "(modified_saved_tensor, at step 5)")) is None
 
 
 def test_every_known_bug_names_an_upstream_link_and_corpus_cases_that_exist() -> None:

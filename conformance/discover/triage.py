@@ -16,6 +16,7 @@ rebinding and copies, refusals are not judged; docs/discover.md).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -260,11 +261,55 @@ class MindSporeStaleGradientAfterAliasedWrite(Known):
                 and bool(aliased_writes(program.steps) or aliased_writes(program.twin)))
 
 
+def _overlapping_as_strided(program: Program) -> bool:
+    """An as_strided view some of whose elements share memory (a stride 0 over a dimension
+    longer than 1, or windows that overlap: the positions it reads repeat)."""
+    for step in program.steps:
+        if step.op == "as_strided":
+            size, stride = step.args
+            positions = [sum(i * st for i, st in zip(index, stride))
+                         for index in itertools.product(*(range(n) for n in size))]
+            if len(set(positions)) < len(positions):
+                return True
+    return False
+
+
+class PaddleOverlappingAsStridedGradient(Known):
+    name = "paddle-overlapping-as-strided-gradient"
+    summary = ("Paddle 3.3.1: the gradient through an as_strided view whose elements share memory counts a shared "
+               "element once (as_strided_grad writes the gradients one after another instead of summing them)")
+    links = ("https://github.com/PaddlePaddle/Paddle/pull/79718", "https://github.com/PaddlePaddle/Paddle/pull/79748")
+    cases = ("autograd.discovered.overlapping_as_strided_grad",)
+
+    def matches(self, finding: Finding) -> bool:
+        return (finding.oracle == "gradient" and finding.framework in ("paddle", "paddle_static")
+                and _overlapping_as_strided(finding.program))
+
+
+class PaddleAsStridedSavesItsInput(Known):
+    name = "paddle-as-strided-saves-input"
+    summary = ("Paddle 3.3.1: after a write into an as_strided view's input (through the view or not), backward "
+               "refuses in AsStridedGradNode, which saved the input before the write (modified_saved_tensor)")
+    links = ("https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/as_strided_en.html",)
+    cases = ("autograd.discovered.write_through_as_strided_then_backward",)
+
+    def matches(self, finding: Finding) -> bool:
+        # the refusal oracle's finding is the runner's (torch runs it), naming the refuser
+        program = finding.program
+        refuser = any(f"what {fw} refuses as unsafe (modified_saved_tensor" in finding.summary
+                      for fw in ("paddle", "paddle_static"))
+        if finding.oracle != "refusal" or not program.grad or not refuser:
+            return False
+        made = next((i for i, s in enumerate(program.steps) if s.op == "as_strided"), None)
+        return made is not None and any(not s.is_view for s in program.steps[made + 1:])
+
+
 KNOWN: tuple[Known, ...] = (PaddleStaleGradientAfterAliasedWrite(), PaddleNarrowOfOffsetView(),
                             PaddleNarrowGradientOfStridedView(), TorchCompileWriteThroughExpand(),
                             MindSporeArithmeticMethodsDoNotWrite(), PaddleContiguousRebuffersItsReceiver(),
                             MindSporeViewOfNonContiguousCopies(), MindSporeNoCloneKernel(),
-                            MindSporeStaleGradientAfterAliasedWrite(), TorchCompileWriteThroughGappedUnfold())
+                            MindSporeStaleGradientAfterAliasedWrite(), TorchCompileWriteThroughGappedUnfold(),
+                            PaddleOverlappingAsStridedGradient(), PaddleAsStridedSavesItsInput())
 
 
 def triaged(finding: Finding) -> Known | None:
