@@ -141,6 +141,9 @@ def test_the_repro_list_of_immutable_frameworks_is_the_adapters() -> None:
     declared = {name for name in registry.BUILTIN
                 if not registry.lineage(name) and registry.get_adapter(name).immutable is not None}
     assert declared == set(repro.IMMUTABLE_ARRAYS)
+    # a compiled mode runs what the framework it compiles runs
+    for name in registry.BUILTIN:
+        assert repro.runs_functional_steps(name) == (registry.get_adapter(name).immutable is not None), name
 
 
 def test_the_repro_snippet_spells_the_steps_the_framework_runs() -> None:

@@ -460,3 +460,32 @@ def test_the_cases_conformance_discover_found_have_a_page_and_a_place_on_the_hom
     assert 'href="cases/views.expand.paddle_copies.html"' in page
     home = (built / "index.html").read_text(encoding="utf-8")
     assert 'id="discovered"' in home and 'href="discovered.html"' in home
+
+
+def test_a_case_page_shows_the_functional_steps_the_immutable_frameworks_ran() -> None:
+    """A case with functional_steps (this checkout's autograd.nonleaf.view_inplace_grad): its
+    steps are the mutable frameworks' records; JAX's, which ran the functional steps, are shown
+    apart under their heading, naming the frameworks that ran them."""
+    case_id = "autograd.nonleaf.view_inplace_grad"
+    doc = site_sample()
+    doc["cases"][case_id] = {**doc["cases"]["views.reshape.agree"], "file": "cases/autograd/grad_modes.yaml",
+                             "family": "autograd", "title": "a write through a view of a non-leaf"}
+    doc["environment"]["frameworks"]["jax"] = {"version": "0.10.2", "devices": ["cpu"]}
+
+    def ran(framework: str, texts: list[str]) -> dict[str, Any]:
+        r = record(case_id, framework)
+        r["steps"] = [{"number": n, "text": t, "status": "ok", "warnings": [], "error": None}
+                      for n, t in enumerate(texts, 1)]
+        return r
+
+    in_place = ["x = a * 1", "v = x[0:2]", "v.mul_(two)", "x.sum().backward()"]
+    functional = ["x = a * 1", "v = x[0:2] * two", "x = cat([v, x[2:]])", "x.sum().backward()"]
+    doc["results"] += [ran("jax", functional), ran("torch", in_place), ran("paddle", in_place)]
+    doc["results"].sort(key=lambda r: r["nodeid"])
+    page = render_site(typed(doc))[f"cases/{case_id}.html"]
+    steps, apart = page.split("Without in-place writes")
+    assert "v.mul_(two)" in steps and "x = cat([v, x[2:]])" not in steps
+    assert "x = cat([v, x[2:]])" in apart and "v.mul_(two)" not in apart.split("</ol>")[0]
+    assert "jax ran the case's <code>functional_steps</code> instead" in apart
+    plain = render_site(typed(site_sample()))["cases/views.reshape.agree.html"]
+    assert "Without in-place writes" not in plain

@@ -306,12 +306,13 @@ def _case_pages(report: Report, results: ResultsDocument, records: dict[str, dic
     for row in report.rows:
         info = row.info
         by_fw = records.get(row.case_id, {})
-        steps = next((r.steps for fw in order if (r := by_fw.get(fw)) and r.steps), ())
-        # the case's functional_steps, where the frameworks whose arrays are immutable ran them
-        texts = [s.text for s in steps]
-        other = {fw: r.steps for fw in order if (r := by_fw.get(fw)) and r.steps
-                 and [s.text for s in r.steps] != texts}
-        functional = next(iter(other.values()), ())
+        # the frameworks whose arrays are immutable run the case's functional_steps (in this
+        # checkout's case file) instead of its steps: their records show those, apart
+        case = cases.get(row.case_id)
+        functional_run = [fw for fw in order if case is not None and case.functional_steps
+                          and repro.runs_functional_steps(fw) and (r := by_fw.get(fw)) and r.steps]
+        steps = next((r.steps for fw in order if fw not in functional_run and (r := by_fw.get(fw)) and r.steps), ())
+        functional = by_fw[functional_run[0]].steps if functional_run else ()
         observations = []
         for fw in order:
             record = by_fw.get(fw)
@@ -334,7 +335,7 @@ def _case_pages(report: Report, results: ResultsDocument, records: dict[str, dic
         op_links = sorted({urls.operation_name(k) for k in info.operations} & set(ops))
         pages.append(Page(urls.case(row.case_id), "case.html", row.case_id, {
             "row": row, "info": info, "steps": steps, "expect": sorted((info.expect or {}).items()),
-            "functional_steps": functional, "functional_frameworks": [fw for fw in other if other[fw] == functional],
+            "functional_steps": functional, "functional_frameworks": functional_run,
             "has_expect": info.expect is not None, "observations": observations,
             "group_words": _group_words(row, groups[row.case_id]),
             "source": source_link(source_url, info, the_stamp.commit),

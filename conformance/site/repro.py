@@ -333,6 +333,12 @@ def _literal(spec: TensorSpec) -> str:
     return f"{base}.reshape({tuple(spec.shape)!r})"
 
 
+def runs_functional_steps(framework: str) -> bool:
+    """Whether a framework or compiled mode runs a case's functional_steps (its arrays, or
+    those of the framework it compiles, are immutable)."""
+    return COMPILED.get(framework, (framework, ""))[0] in IMMUTABLE_ARRAYS
+
+
 def snippet(case: Case, framework: str) -> Snippet:
     """The snippet of ``case`` on ``framework`` (one of :data:`FRAMEWORKS`)."""
     w = _Writer(framework)
