@@ -173,6 +173,15 @@ class TorchProbes(TensorProbes):
                     obj[index] = value
 
 
+
+def _foreach(name: str) -> Any:
+    """torch._foreach_<name> (a private name, which a step cannot spell), every argument as
+    written."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(_torch(), "_foreach_" + name)(*args, **kwargs)
+    call.__name__ = "foreach_" + name
+    return call
+
 class TorchAdapter(TorchProbes, Adapter):
     name = "torch"
     module = "torch"
@@ -439,6 +448,11 @@ class TorchAdapter(TorchProbes, Adapter):
         # ... and the in-place one: retain_grad(Tensor(a!) self) -> (), which writes the tensor's
         # retains_grad flag, not its data
         ops["method:retain_grad"] = passthrough("retain_grad")
+        # issue 38: the _foreach_* family (torch._foreach_add_(tensors, other)), in-place over a
+        # list of tensors, which may name one tensor twice or overlap; steps name no '_'-prefixed
+        # name, so the spelling drops the underscore, arguments as written
+        for name in ("add_", "mul_", "add", "mul"):
+            ops["fn:foreach_" + name] = _foreach(name)
         ops.update({"setattr:real": attribute_setter("real"), "setattr:imag": attribute_setter("imag")})
         # NumPy's no-copy contracts (lists): torch.frombuffer shares the buffer's memory
         ops["fn:frombuffer"] = lambda buffer, *, dtype: torch().frombuffer(buffer, dtype=_dtype(dtype))
