@@ -407,6 +407,8 @@ class TorchAdapter(TorchProbes, Adapter):
             "fn:Hardtanh": lambda min_val=-1.0, max_val=1.0, inplace=False: torch().nn.Hardtanh(
                 min_val, max_val, inplace),
             "fn:Dropout": lambda p=0.5, inplace=False: torch().nn.Dropout(p, inplace),
+            # issue 38: torch.nn.Parameter(data, requires_grad=True), arguments as written
+            "fn:Parameter": lambda *args, **kwargs: torch().nn.Parameter(*args, **kwargs),
             "method:eval": lambda m: _module(m).eval(),
             "method:train": lambda m, mode=True: _module(m).train(mode),
             "call": _call_module,

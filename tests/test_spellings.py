@@ -89,7 +89,9 @@ PLAIN = {
               # issue 37: torch.autograd.grad, arguments and keywords as written
               "fn:autograd_grad",
               # issue 35: torch.slice_inverse, a view its schema declares, arguments as written
-              "fn:slice_inverse"},
+              "fn:slice_inverse",
+              # issue 38: torch.nn.Parameter, arguments as written
+              "fn:Parameter"},
     "paddle": {"block:enable_grad", "block:no_grad", "fn:abs", "fn:abs_", "fn:add", "fn:exp", "fn:from_dlpack",
                "fn:from_numpy", "fn:relu_", "fn:sigmoid", "fn:sqrt", "fn:view_as_complex", "fn:view_as_real",
                "fn:where", "fn:dropout", "fn:Dropout", "method:narrow", "method:scale", "setattr:data",
