@@ -16,9 +16,11 @@ rebinding and copies, refusals are not judged; docs/discover.md).
 
 from __future__ import annotations
 
-import itertools
+import math
 from collections.abc import Callable
 from typing import ClassVar
+
+import numpy as np
 
 from conformance.discover.oracles import Finding
 from conformance.discover.programs import VIEWS_BY_NAME, WRITES_BY_NAME, Lineage, Program, Step
@@ -263,13 +265,14 @@ class MindSporeStaleGradientAfterAliasedWrite(Known):
 
 def _overlapping_as_strided(program: Program) -> bool:
     """An as_strided view some of whose elements share memory (a stride 0 over a dimension
-    longer than 1, or windows that overlap: the positions it reads repeat)."""
+    longer than 1, or windows that overlap: the positions its documented semantics read
+    repeat). It is drawn on the input only, so those are positions of the input's elements."""
+    semantics = VIEWS_BY_NAME["as_strided"].index
+    elements = np.arange(math.prod(program.shape)).reshape(program.shape)
     for step in program.steps:
         if step.op == "as_strided":
-            size, stride = step.args
-            positions = [sum(i * st for i, st in zip(index, stride))
-                         for index in itertools.product(*(range(n) for n in size))]
-            if len(set(positions)) < len(positions):
+            positions = semantics(elements, step.args).ravel()
+            if len(np.unique(positions)) < positions.size:
                 return True
     return False
 

@@ -92,9 +92,9 @@ def check_identical_overrides(case: Case) -> Iterator[Finding]:
         if override.expect is None:
             # an override of claims alone: it changes nothing when it restates the stances
             # that already hold on the framework
+            in_force = case.claims_for(lineage[-1], lineage[:-1]) if lineage else dict(case.claims)
             if override.not_applicable is None and override.claims and all(
-                    case.claims_for(lineage[-1], lineage[:-1]).get(c) == stance if lineage
-                    else case.claims.get(c) == stance for c, stance in override.claims.items()):
+                    in_force.get(c) == stance for c, stance in override.claims.items()):
                 yield Finding(rules.OVERRIDE_IDENTICAL.code, override.location or case.location,
                               f"the override for {fw!r} states exactly the claims the case already states",
                               f"remove the override, or give the stances that differ on {fw}")
