@@ -99,8 +99,11 @@ class TorchCompileAdapter(TorchAdapter):
     exception_types = TorchAdapter.exception_types | frozenset(_COMPILER_EXCEPTIONS)
 
 
-    # the compiler's own refusals, none of the kinds (docs/case-format.md, "Error kinds")
-    error_patterns = {**TorchAdapter.error_patterns, "other": TorchAdapter.error_patterns["other"] + (
+    # the compiler's own refusals, none of the kinds (docs/case-format.md, "Error kinds"); and
+    # its fake tensors' words for what eager torch calls a size mismatch (an in-place add_ of
+    # a 3x2 into a 2x3 input, compiled.calls.transposed_input_fails_on_the_second_call)
+    error_patterns = {**TorchAdapter.error_patterns, "shape_mismatch": TorchAdapter.error_patterns["shape_mismatch"] + (
+        r"Attempting to broadcast a dimension of length \d+",), "other": TorchAdapter.error_patterns["other"] + (
         r"Encountered a set_ on a graph input, but the input has other mutations",
         r"Found a custom \(non-ATen\) operator whose output has alias annotations",
         r"Cannot construct .ConstantVariable. for value of type",

@@ -7,7 +7,7 @@ and importable from every stage; it imports nothing of the suite.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Union
 
 from conformance.source import Location
@@ -106,6 +106,24 @@ class Step:
         for s in self.body:
             out.extend(s.flat())
         return out
+
+
+# the operations that take a gradient: backward() and its functional form (conformance/run/gradients.py)
+GRADIENT_KEYS = frozenset({"method:backward", "fn:autograd_grad"})
+
+
+def renumbered(step: Step, offset: int) -> Step:
+    """The step (and its block's body) with every number moved on by ``offset``."""
+    return replace(step, number=step.number + offset if step.kind != "block" else step.number,
+                   body=tuple(renumbered(s, offset) for s in step.body))
+
+
+def repeated(steps: tuple[Step, ...], calls: int) -> tuple[Step, ...]:
+    """The steps of a program called ``calls`` times, in the order they run: each call's steps
+    numbered on from the last step of the call before (three steps called twice are steps 1
+    to 6; the second call's first step is step 4)."""
+    count = sum(len(s.flat()) for s in steps)
+    return tuple(renumbered(s, call * count) for call in range(calls) for s in steps)
 
 
 # --------------------------------------------------------------------------- walking the IR

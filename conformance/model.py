@@ -213,6 +213,11 @@ class Case:
     # view); those frameworks run it instead of ``steps`` (:meth:`program_for`). Empty: they
     # run ``steps`` (and refuse or lack their mutations)
     functional_steps: tuple[Step, ...] = ()
+    # ``calls``: the steps are the body of a function of the given tensors, called this many times
+    # on the same tensors (a compiled mode compiles it once and calls it again: its guards and
+    # caches; docs/case-format.md, "Calling the program again"); the expectations are about
+    # the state after the last call. Eager runs :meth:`called`'s steps
+    calls: int = 1
 
     @property
     def family(self) -> str:
@@ -225,6 +230,13 @@ class Case:
         if immutable_arrays and self.functional_steps:
             return replace(self, steps=self.functional_steps, functional_steps=())
         return self
+
+    def called(self) -> Case:
+        """The case as one straight program: its steps once per call, numbered on
+        (:func:`conformance.ir.repeated`); the case itself when it is called once."""
+        if self.calls == 1:
+            return self
+        return replace(self, steps=ir.repeated(self.steps, self.calls), calls=1)
 
     def flat_steps(self) -> list[Step]:
         out: list[Step] = []

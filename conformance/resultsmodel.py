@@ -99,6 +99,9 @@ class Production:
     operation: str
     result: str
     input: str
+    # the input's layout as the steps make it (conformance.layouts: contiguous, transposed, ...);
+    # None: a file written before it was recorded
+    layout: str | None = None
 
 
 @dataclass(frozen=True)

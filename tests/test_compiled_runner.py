@@ -151,3 +151,85 @@ def test_an_unexpected_error_in_the_compiled_function_fails_at_its_step() -> Non
     outcome = run(c, FaithfulCompiled())
     assert outcome.verdict == FAIL
     assert [m.what for m in outcome.mismatches][0] == "step 2 raised"
+
+
+# ---- a program called more than once (calls:, docs/case-format.md, "Calling the program again")
+
+
+class OnceCompiled(FakeAdapter):
+    """A compiler whose function runs once and then only returns what it returned the first
+    time (a cache keyed on nothing): its second call writes nothing."""
+    name = "other"
+    compiles = "fake"
+
+    def compile(self, fn: Any) -> Any:
+        first: list[Any] = []
+
+        def call(*args: Any) -> Any:
+            if not first:
+                first.append(fn(*args))
+            return first[0]
+        return call
+
+
+def test_a_program_called_twice_writes_twice_eager_and_compiled_with_one_compile() -> None:
+    c = case(["y = x.add_(k)"], "{values: {x: [3.0, 4.0], y: [3.0, 4.0]}, version_change: {x: 2}}",
+             "    calls: 2\n")
+    assert c.calls == 2 and len(c.steps) == 1
+    eager = run(c, FakeAdapter())
+    assert eager.verdict == PASS, eager.mismatches
+    assert [(s.number, s.status) for s in eager.steps] == [(1, "ok"), (2, "ok")]
+    adapter = FaithfulCompiled()
+    compiled = run(c, adapter)
+    assert compiled.verdict == PASS, compiled.mismatches
+    assert len(adapter.results) == 2  # the one compiled function, called twice
+    # a compiler whose second call does nothing is caught
+    stale = run(c, OnceCompiled())
+    assert stale.verdict == FAIL and {m.what for m in stale.mismatches} == {"values of x", "values of y"}
+
+
+def test_each_call_starts_from_the_callers_inputs_not_a_name_the_last_call_rebound() -> None:
+    # x = x + k rebinds the function's own name: the caller's x is the same on each call, so
+    # the second call computes what the first did; x.add_ writes the caller's x itself
+    c = case(["x = x + k", "y = x * 1.0"], "{values: {x: [2.0, 3.0], y: [2.0, 3.0]}}", "    calls: 3\n")
+    for adapter in (FakeAdapter(), FaithfulCompiled()):
+        outcome = run(c, adapter)
+        assert outcome.verdict == PASS, (adapter.name, outcome.mismatches)
+        assert len(outcome.steps) == 6
+
+
+class SpendingAdapter(FakeAdapter):
+    """The fake adapter with ``x.spend_()``: marks x, and raises (as a leaf write does) where x
+    is marked already, so a program calling it fails on its second call only."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spent: list[np.ndarray] = []  # (kept alive: an id is never reused for another array)
+
+    def operations(self) -> dict[str, Any]:
+        def spend_(x: np.ndarray) -> np.ndarray:
+            if any(a is x for a in self.spent):
+                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+            self.spent.append(x)
+            return x
+        return {**super().operations(), "method:spend_": spend_}
+
+
+class SpendingCompiled(SpendingAdapter):
+    name = "faithful"
+    compiles = "fake"
+
+    def compile(self, fn: Any) -> Any:
+        return fn
+
+
+def test_an_error_of_the_second_call_is_at_its_own_step_number() -> None:
+    # the second call's spend_ raises: step 4, after the first call's two steps; the state the
+    # expectations see is the first call's and the second's add_ (x written twice)
+    c = case(["x.add_(k)", "x.spend_()"], "{error: {at: 4, kind: inplace_on_leaf}, values: {x: [3.0, 4.0]}}",
+             "    calls: 2\n")
+    assert [s.number for s in c.called().flat_steps()] == [1, 2, 3, 4]
+    for adapter in (SpendingAdapter(), SpendingCompiled()):
+        outcome = run(c, adapter)
+        assert outcome.verdict == PASS, (adapter.name, outcome.mismatches, [s.error for s in outcome.steps])
+        assert [s.status for s in outcome.steps] == ["ok", "ok", "ok", "error"]

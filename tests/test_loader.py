@@ -769,7 +769,7 @@ YAML_MISTAKES = [
     ('an input indented as a key of the case', ((6, '    w: [3.0]'),),
      6, 5, "unknown key 'w' in a case",
      "an input? indent it under 'given', like the others (allowed keys: id, title, tags, claims, references, device, "
-     'given, steps, functional_steps, expect, frameworks, documentation)'),
+     'given, steps, functional_steps, calls, expect, frameworks, documentation)'),
 ]
 
 
@@ -913,3 +913,40 @@ def test_an_input_made_from_an_expression_the_allowlist_refuses_says_so_at_its_f
 def test_an_input_made_from_another_takes_no_other_key() -> None:
     msg = only_error(case_with(given='{b: [1.0], v: {from: "b[0:1]", dtype: float64}}', steps='["y = v.clone()"]'))
     assert "unknown key 'dtype' in input 'v'" in msg
+
+
+# ---- calls: the program called more than once (docs/case-format.md, "Calling the program again")
+
+
+def test_calls_numbers_each_calls_steps_on_from_the_last() -> None:
+    (case,) = load(case_with(steps='["y = x.clone()", {no_grad: ["x.add_(1)"]}]', extra="    calls: 3\n",
+                             expect="{error: {at: 6, kind: other}}")).cases
+    assert case.calls == 3 and len(case.steps) == 2
+    called = case.called()
+    assert called.calls == 1
+    assert [(s.number, s.text) for s in called.flat_steps()] == [
+        (1, "y = x.clone()"), (2, "x.add_(1)"), (3, "y = x.clone()"), (4, "x.add_(1)"), (5, "y = x.clone()"),
+        (6, "x.add_(1)")]
+    assert [s.kind for s in called.steps] == ["assign", "block"] * 3
+    assert load(case_with()).cases[0].calls == 1  # absent: called once
+
+
+def test_calls_errors_say_what_is_allowed() -> None:
+    for value, said in (("0", "got 0"), ("5", "got 5"), ("'2'", "got a string"), ("true", "got a boolean")):
+        msg = only_error(case_with(extra=f"    calls: {value}\n"))
+        assert msg.startswith("cases/t.yaml:7:5: 'calls' must be a whole number from 1 to 4, " + said), msg
+        assert "fix: e.g. calls: 2" in msg
+    # an expectation's step past the last call's last step
+    msg = only_error(case_with(extra="    calls: 2\n", expect="{error: {at: 3, kind: other}}"))
+    assert "there is no step 3 (the case has 2)" in msg
+    # a step's text occurs once per call: the number says which
+    msg = only_error(case_with(extra="    calls: 2\n", expect="{error: {at: 'y = x.clone()', kind: other}}"))
+    assert "occurs 2 times" in msg and "one of [1, 2]" in msg
+
+
+def test_calls_with_a_gradient_step_is_refused_with_why() -> None:
+    msg = only_error(case_with(steps='["y = x * 2.0", "y.sum().backward()"]', extra="    calls: 2\n",
+                               given="{x: {data: [1.0], requires_grad: true}}"))
+    assert msg.startswith("cases/t.yaml:7:5: 'calls: 2' with a gradient step ('y.sum().backward()', "
+                          "cases/t.yaml:5) is not supported"), msg
+    assert "fix: call a program without backward() or autograd_grad more than once" in msg

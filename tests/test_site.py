@@ -119,6 +119,33 @@ def test_the_operation_page_shows_each_framework_and_the_cases_behind_each_cell(
     assert "<code>shares_memory: false</code>" in evidence and "<b>copy</b>" in evidence
 
 
+def test_the_operation_page_splits_each_variant_by_its_inputs_layout_with_the_compiled_modes_as_columns(
+        tmp_path: Path) -> None:
+    """Does paddle.reshape copy a transposed input? One row per layout of the input (the
+    productions' ``layout``), one column per framework and compiled mode; each framework's own
+    spelling; a framework's documentation where a case measured otherwise."""
+    doc = site_sample()
+    doc["cases"]["views.expand.paddle_copies"]["productions"][0]["layout"] = "transposed"
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    assert main(["site", str(tmp_path / "r.json"), "--out", str(tmp_path / "site")]) == 0
+    html = (tmp_path / "site/ops/expand.html").read_text()
+    table = html.split('id="method~3a~expand-layouts"', 1)[1].split("</table>", 1)[0]
+    header = re.findall(r'<th scope="col">([^<]+)</th>', table)
+    assert header == ["input", "torch", "paddle", "numpy", "torch_compile"]
+    (line,) = re.findall(r"<tr><th scope=\"row\">transposed</th>(.*?)</tr>", table)
+    assert [re.sub(r"<[^>]+>|\s+", " ", cell).split() for cell in re.findall(r"<td>(.*?)</td>", line)] == [
+        ["view", "1"], ["copy", "1"], ["view", "1"], ["copy", "1"]]
+    # the summary grid has the compiled mode as a row of its own, under the eager frameworks
+    grid = html.split('id="summary"', 1)[1].split("</table>", 1)[0]
+    assert '<tr class="mode"><th scope="row"><a href="../frameworks/torch_compile.html">torch_compile</a>' in grid
+    page = text_of(tmp_path / "site/ops/expand.html")
+    assert "torch calls torch.Tensor.expand" in page and "Compiled torch: torch calls torch.Tensor.expand" in page
+    assert ("Its documentation says: “expand returns a view” views.expand.paddle_copies measured otherwise "
+            "(source: https://example.org/paddle/expand)") in page
+    # a results file written before the layout was recorded: its row says so
+    assert "not recorded" in text_of(tmp_path / "site/ops/reshape.html")
+
+
 def test_the_operation_page_shows_what_torchs_schema_declares_beside_what_each_framework_does(built: Path) -> None:
     page = text_of(built / "ops/expand.html")
     version = declared.packaged().version

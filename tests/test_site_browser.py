@@ -47,6 +47,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         title="view() of a contiguous tensor changes the shape and shares its memory")
     doc["results"] += [record("views.view.contiguous", fw, pairs={("y", "x"): "view"}) for fw in
                        ("numpy", "paddle", "torch")]
+    # the operation page's table by the input's layout, a row of it
+    doc["cases"]["views.expand.paddle_copies"]["productions"][0]["layout"] = "transposed"
     doc["results"].sort(key=lambda r: r["nodeid"])
     doc["run"]["items"] = len(doc["results"])
     (folder / "results.json").write_text(json.dumps(doc))
@@ -165,10 +167,12 @@ def test_links_lead_between_operation_case_and_claim_pages(tab: Any, site: Path)
     tab.locator("dl.meta a", has_text="x.reshape(…)").click()
     assert tab.url.endswith("/ops/reshape.html")
     tab.goto((site / "ops/expand.html").as_uri())
-    tab.locator("table.grid a[href$='-paddle']").click()  # paddle's cell: its evidence, opened
+    tab.locator("#summary table.grid a[href$='-paddle']").click()  # paddle's cell: its evidence, opened
     evidence = tab.locator("details[id$='-paddle']")
     assert evidence.evaluate("d => d.open") is True
-    evidence.locator("a", has_text="views.expand.paddle_copies").click()
+    # the cell of the table by the input's layout leads to the same evidence
+    assert tab.locator("table.layouts a[href$='-paddle']").get_attribute("href") == "#method~3a~expand-paddle"
+    evidence.locator("a", has_text="views.expand.paddle_copies").first.click()
     assert tab.url.endswith("/cases/views.expand.paddle_copies.html#paddle")
     assert tab.locator("#paddle h3").inner_text().startswith("paddle")
     tab.locator("#paddle a", has_text="paddle").first.click()

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from conformance import rules
+from conformance.ir import GRADIENT_KEYS, Step, operations_of, repeated
 from conformance.kinds.base import ParseContext
 from conformance.load.expect import read_expect
 from conformance.load.inputs import TENSOR_KEYS, read_given
@@ -35,7 +36,10 @@ ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 # its anchors; the corpus's longest is 63
 MAX_ID_LENGTH = 200
 CASE_KEYS = ("id", "title", "tags", "claims", "references", "device", "given", "steps",
-             "functional_steps", "expect", "frameworks", "documentation")
+             "functional_steps", "calls", "expect", "frameworks", "documentation")
+# ``calls``: how many times a case's program may be called (docs/case-format.md, "Calling the
+# program again"): a compiled mode's second call is the question; a few more add nothing
+MAX_CALLS = 4
 REQUIRED_CASE_KEYS = ("id", "title", "steps", "expect")
 DEVICES = ("cpu", "cuda")
 
@@ -254,7 +258,9 @@ class _CaseReader:
         # an input made from others uses operations and strings as a step does: checked alike
         step_reader.step_operations[:0] = inputs.operations
         step_reader.step_strings[:0] = inputs.strings
-        flat = [s for step in steps for s in step.flat()]
+        calls = self.calls(m, steps, errors)
+        # an expectation's step numbers are those of the program called 'calls' times
+        flat = [s for step in repeated(tuple(steps), calls) for s in step.flat()]
         bound = fields.OpenNames(step_reader.defined) if step_reader.open else step_reader.defined
         ctx = ParseContext(flat if step_reader.read_all else fields.OpenSteps(), bound,
                            tuple(self.vocab.frameworks), self.vocab.exception_types)
@@ -288,8 +294,29 @@ class _CaseReader:
             id=case_id, title=title, location=Location(self.file, m.location.line, m.location.column),
             steps=tuple(steps), expect=expect, given=tuple(given), tags=tags, claims=claims or {},
             references=references, device=device, overrides=overrides, documentation=documentation,
-            versioned=versioned, functional_steps=tuple(functional),
+            versioned=versioned, functional_steps=tuple(functional), calls=calls,
         )
+
+    def calls(self, m: YMap, steps: list[Step], errors: list[CaseFormatError]) -> int:
+        """How many times the program is called: ``calls``, 1 when absent (or in error)."""
+        if "calls" not in m:
+            return 1
+        calls = m["calls"]
+        if type(calls) is not int or not 1 <= calls <= MAX_CALLS:
+            errors.append(CaseFormatError(m.where("calls"), f"'calls' must be a whole number from 1 to {MAX_CALLS}, "
+                                          f"got {fields.kind_of(calls) if type(calls) is not int else calls}",
+                                          "e.g. calls: 2 (the program called twice on the same inputs)"))
+            return 1
+        gradient = next((s for step in steps for s in step.flat() if GRADIENT_KEYS & operations_of(s)), None)
+        if calls > 1 and gradient is not None:
+            errors.append(CaseFormatError(m.where("calls"), f"'calls: {calls}' with a gradient step "
+                                          f"({gradient.text!r}, {gradient.location}) is not supported: a framework "
+                                          "whose gradients are functional reads each gradient step as the gradient of "
+                                          "the steps before it, which a second call would not be",
+                                          "call a program without backward() or autograd_grad more than once, or "
+                                          "write the second call's steps out"))
+            return 1
+        return calls
 
     def case_id(self, m: YMap) -> str:
         case_id = fields.string(m, "id", "'id'")

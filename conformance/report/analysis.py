@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from conformance import kinds, registry
+from conformance.ir import GRADIENT_KEYS
 from conformance.kinds.relations import CLASS_WORDS, COPY, DISJOINT_VIEW, DISTINCT_OBJECT, SAME_OBJECT, VIEW
+from conformance.layouts import LAYOUTS
 from conformance.outcomes import (
     ERROR,
     FAIL,
@@ -59,6 +61,9 @@ class Row:
     cells: dict[str, Cell]
     agrees: bool | None  # None: fewer than two frameworks ran it
     why: dict[str, str] = field(default_factory=dict)  # framework -> why it differs
+    # compiled mode -> its cell: not a column of the matrix (Report.modes), a column of an
+    # operation's page
+    modes: dict[str, Cell] = field(default_factory=dict)
 
     @property
     def family(self) -> str:
@@ -94,8 +99,11 @@ class Score:
 @dataclass
 class OperationRow:
     operation: str
-    # framework -> operation kind -> case ids
+    # framework or compiled mode -> operation kind -> case ids
     kinds: dict[str, dict[str, list[str]]]
+    # the input's layout (conformance.layouts; "not recorded" in a file written before it
+    # was) -> framework or compiled mode -> operation kind -> case ids
+    layouts: dict[str, dict[str, dict[str, list[str]]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -199,7 +207,8 @@ def build(results: ResultsDocument) -> Report:
                     score.agreeing += agrees
         info = cases[case_id]
         cells = {fw: _cell(fw, rec) for fw, rec in records.items()}
-        rows.append(Row(case_id, info, cells, _agrees(records), _why(info, cells)))
+        modes = {mode: _cell(mode, rec) for mode, rec in compiled_by_case.get(case_id, {}).items()}
+        rows.append(Row(case_id, info, cells, _agrees(records), _why(info, cells), modes))
     rows.sort(key=lambda r: (r.family, r.info.file, r.info.line, r.case_id))
     families: dict[str, Score] = {}
     overall = Score()
@@ -213,7 +222,7 @@ def build(results: ResultsDocument) -> Report:
     return Report(
         environment=results.environment, frameworks=frameworks, rows=rows, invalid=invalid,
         families=dict(sorted(families.items())), overall=overall,
-        operations=_operations(rows, frameworks), claims=_claims(results.claims, rows, frameworks),
+        operations=_operations(rows, everything), claims=_claims(results.claims, rows, frameworks),
         counts=counts, total_results=len(results.results), pairs=pairs,
         documented=_documented(rows, frameworks),
         modes=list(parents), compiles=parents, **_compiled(parents, by_case, compiled_by_case, cases),
@@ -222,7 +231,7 @@ def build(results: ResultsDocument) -> Report:
 
 
 # the steps that take a gradient: backward() and the functional form (conformance/run/gradients.py)
-GRADIENT_OPERATIONS = frozenset({"method:backward", "fn:autograd_grad"})
+GRADIENT_OPERATIONS = GRADIENT_KEYS
 
 
 def differentiates(info: CaseInfo) -> bool:
@@ -450,18 +459,35 @@ def _documented(rows: list[Row], frameworks: list[str]) -> list[DocumentedRow]:
 # ---- operations
 
 
-def _operations(rows: list[Row], frameworks: list[str]) -> list[OperationRow]:
-    table: dict[str, dict[str, dict[str, list[str]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+# a production's layout in a results file written before it was recorded
+LAYOUT_NOT_RECORDED = "not recorded"
+
+
+def _operations(rows: list[Row], columns: list[str]) -> list[OperationRow]:
+    """Each operation's kinds per framework and compiled mode (``columns``, in that order),
+    over all its cases and per layout of its input."""
+    Kinds = dict[str, dict[str, list[str]]]
+    table: dict[str, Kinds] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    by_layout: dict[str, dict[str, Kinds]] = defaultdict(lambda: defaultdict(lambda: defaultdict(
+        lambda: defaultdict(list))))
     for row in rows:
         for prod in row.info.productions:
-            for fw, cell in row.cells.items():
+            for fw, cell in (*row.cells.items(), *row.modes.items()):
                 if cell.outcome not in VERIFIED:
                     continue
                 kind = production_kind(cell.record.behaviour, prod)
                 if kind is not None:
                     table[prod.operation][fw][kind].append(row.case_id)
-    return [OperationRow(op, {fw: {k: sorted(set(v)) for k, v in sorted(table[op][fw].items())}
-                              for fw in frameworks if fw in table[op]})
+                    by_layout[prod.operation][prod.layout or LAYOUT_NOT_RECORDED][fw][kind].append(row.case_id)
+
+    def ordered(kinds: Kinds) -> Kinds:
+        return {fw: {k: sorted(set(v)) for k, v in sorted(kinds[fw].items())} for fw in columns if fw in kinds}
+
+    def layout_order(layout: str) -> int:
+        return LAYOUTS.index(layout) if layout in LAYOUTS else len(LAYOUTS)
+
+    return [OperationRow(op, ordered(table[op]),
+                         {layout: ordered(by_layout[op][layout]) for layout in sorted(by_layout[op], key=layout_order)})
             for op in sorted(table)]
 
 

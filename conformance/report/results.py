@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping, cast
 from conformance import kinds
 from conformance.ir import productions
 from conformance.kinds.relations import aliasing_class
+from conformance.layouts import production_layouts
 from conformance.model import Case, FrameworkOverride, ResultKey
 
 # re-exported: the plugin and the renderers take these from here
@@ -177,6 +178,9 @@ def pair_classes(observed: dict[ResultKey, Any]) -> tuple[PairClass, ...]:
 
 def case_info(case: Case) -> CaseInfo:
     """What the report needs to know about a case, independent of any framework."""
+    # the steps as eager runs them: once per call, numbered on (Case.called), as the records are
+    steps = case.called().steps
+    layouts = production_layouts(case.given, steps)
     return CaseInfo(
         title=case.title,
         file=str(case.location.file),
@@ -188,8 +192,8 @@ def case_info(case: Case) -> CaseInfo:
         references=tuple(case.references),
         operations=tuple(sorted(case.operations())),
         expect=expect_record(case),
-        productions=tuple(Production(step=n, operation=op, result=r, input=i)
-                          for n, op, r, i in productions(case.steps)),
+        productions=tuple(Production(step=n, operation=op, result=r, input=i, layout=layouts[(n, i)])
+                          for n, op, r, i in productions(steps)),
         overrides={fw: _override_info(o) for fw, o in sorted(case.overrides.items())},
         documentation={fw: DocumentationInfo(says=d.says, source=d.source, contradicts=d.contradicts)
                        for fw, d in sorted(case.documentation.items())},

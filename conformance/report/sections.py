@@ -283,7 +283,8 @@ def _operations(report: Report) -> Section:
         (Column("operation"), *_framework_columns(report)),
         tuple(Row((Cell(Code(operation_label(op.operation))),
                    *(Cell(*_kinds(op.kinds.get(fw, {})), framework=fw) for fw in report.frameworks)))
-              for op in report.operations),
+              # an operation only a compiled mode classifies is on the site's pages, not here
+              for op in report.operations if any(fw in op.kinds for fw in report.frameworks)),
         anchor="operations-table")
     return Section("Operation classification", "operations", (intro, table), label="Operations")
 

@@ -79,7 +79,10 @@ class CompiledRunner:
         self.probes = Probes(adapter)
         self.env: dict[str, Any] = {}
         self.bound_at = dict(eager.bound_at)
-        self.records = [StepRecord(s.number, s.text, s.location) for s in case.flat_steps()]
+        # the top-level steps of every call, numbered on from call to call (Case.called): the
+        # compiled function is compiled once and called case.calls times on the same inputs
+        self.top = case.called().steps
+        self.records = [StepRecord(s.number, s.text, s.location) for s in case.called().flat_steps()]
         self.failed: StepRecord | None = None
         self.first_version: dict[int, int | None] = {}
         self.keep: list[Any] = []
@@ -147,17 +150,30 @@ class CompiledRunner:
             self.first_version[id(obj)] = self.probes.version_of(obj) if self.probes.is_array(obj) else None
         return args
 
+    def _call_prefix(self, count: int, outputs: tuple[str, ...] | list[str], args: list[Any]
+                     ) -> tuple[CaseFunction, Any]:
+        """Calls the program on ``args`` up to its ``count``-th top-level step (of all its
+        calls, :attr:`top`): the whole function, compiled once, for each call before the one
+        that step is in, then that call's first steps compiled alone, returning ``outputs``.
+        Returns that last function and what it returned; raises what a call raised."""
+        body = len(self.case.steps)
+        whole_calls, part = divmod(count - 1, body)
+        if whole_calls:
+            whole = self.adapter.compile(self.function(body, ()).function)
+            for _ in range(whole_calls):
+                whole(*args)
+        case_function = self.function(part + 1, outputs)
+        return case_function, self.adapter.compile(case_function.function)(*args)
+
     def _call_alone(self, count: int, outputs: list[str]) -> dict[str, Any] | Exception:
-        """The first ``count`` steps compiled alone, returning ``outputs``, called on tracked
-        fresh inputs with warnings ignored: the inputs and the names it returned, or what it
-        raised."""
+        """The first ``count`` top-level steps (:meth:`_call_prefix`) compiled alone, returning
+        ``outputs``, called on tracked fresh inputs with warnings ignored: the inputs and the
+        names it returned, or what it raised."""
         args = self.tracked_inputs()
-        case_function = self.function(count, outputs)
-        function = self.adapter.compile(case_function.function)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                values = function(*args)
+                case_function, values = self._call_prefix(count, outputs, args)
             except Exception as exc:
                 return exc
         env = dict(zip(self.inputs, args))
@@ -174,7 +190,8 @@ class CompiledRunner:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                values = function(*args)
+                for _ in range(self.case.calls):  # the same compiled function, on the same inputs
+                    values = function(*args)
             except Exception as exc:
                 if self.adapter.out_of_memory(exc):
                     raise _Refused(f"the compiled function ran out of the memory the framework process may use: "
@@ -254,7 +271,7 @@ class CompiledRunner:
         """The intermediates the expectations mention, from a second compile of the function
         that returns them besides its results, called on fresh inputs: what an expectation
         about one of them sees (its relations to the inputs included) is that call's."""
-        called = self._call_alone(len(self.case.steps), [*self.results, *self.apart])
+        called = self._call_alone(len(self.top), [*self.results, *self.apart])
         if isinstance(called, Exception):
             # the program ran a moment ago: returning these names is what the compiler refuses
             why = (f"the function that also returns it raises {type(called).__name__}: "
@@ -273,12 +290,12 @@ class CompiledRunner:
     # ---- which step
 
     def _prefix_raises(self, count: int) -> BaseException | None:
-        """Whether the first ``count`` top-level steps, compiled alone on fresh inputs, raise."""
-        function = self.adapter.compile(self.function(count, ()).function)
+        """Whether the first ``count`` top-level steps (of all calls: :meth:`_call_prefix`),
+        compiled alone on fresh inputs, raise."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                function(*self.fresh_inputs())
+                self._call_prefix(count, (), self.fresh_inputs())
             except Exception as exc:
                 return exc
         return None
@@ -288,14 +305,14 @@ class CompiledRunner:
         (its type and message); else the first whose prefix raises at all; else the last."""
         same = (type(exc), self.adapter.error_message(exc))
         first_raising = None
-        for count in range(1, len(self.case.steps) + 1):
+        for count in range(1, len(self.top) + 1):
             raised = self._prefix_raises(count)
             if raised is None:
                 continue
             if (type(raised), self.adapter.error_message(raised)) == same:
                 return count
             first_raising = first_raising or count
-        return first_raising or len(self.case.steps)
+        return first_raising or len(self.top)
 
     def _before(self, count: int) -> None:
         """The state at a step that raised: the function of the steps before it, compiled alone
@@ -306,7 +323,7 @@ class CompiledRunner:
         if isinstance(called, Exception):
             # it ran without raising a moment ago, returning nothing: returning these names
             # is what it refuses (torch.compile: a tensor saved for backward and modified)
-            why = (f"the steps before step {self.case.steps[count - 1].flat()[0].number}, compiled alone to "
+            why = (f"the steps before step {self.top[count - 1].flat()[0].number}, compiled alone to "
                    f"return it, raise {type(called).__name__}: {_bounded(self.adapter.error_message(called), 160)}")
             self.hidden = {name: why for name in self.outputs}
             return
@@ -314,8 +331,7 @@ class CompiledRunner:
 
     def _failed_at(self, count: int, exc: BaseException) -> None:
         self._before(count)
-        steps = self.case.steps
-        failing = steps[count - 1].flat()[0].number
+        failing = self.top[count - 1].flat()[0].number
         for record in self.records:
             if record.number < failing:
                 record.status = "ok"
@@ -332,21 +348,20 @@ class CompiledRunner:
         texts = list(dict.fromkeys(texts))  # the compiler may trace the program more than once
         if not texts:
             return
-        steps = len(self.case.steps) if steps is None else steps
+        steps = len(self.top) if steps is None else steps
         if "warning" not in self.expect.checks:
             (self.failed or self.records[-1]).warnings = texts
             return
         seen: list[str] = []
         for count in range(1, steps + 1):
-            function = self.adapter.compile(self.function(count, ()).function)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 try:
-                    function(*self.fresh_inputs())
+                    self._call_prefix(count, (), self.fresh_inputs())
                 except Exception:
                     pass
             now = _warning_texts(caught)
-            new = [t for t in now if t not in seen]
+            new = list(dict.fromkeys(t for t in now if t not in seen))  # (each call may warn)
             if new:
-                self.records[self.case.steps[count - 1].flat()[-1].number - 1].warnings = new
+                self.records[self.top[count - 1].flat()[-1].number - 1].warnings = new
                 seen += new

@@ -188,6 +188,13 @@ def _unexpected_refusal(failed: StepRecord | None, expect: Expect) -> str | None
 
 class _Runner:
     def __init__(self, case: Case, adapter: FrameworkAdapter, checked: set[frozenset[str]] | None = None) -> None:
+        # a program called more than once runs as its steps once per call (Case.called); each
+        # call starts from the given tensors as the caller holds them (an earlier call's
+        # in-place writes in them, its rebinding of their names undone, as a function's
+        # parameters are bound afresh on each call)
+        self.call_length = len(case.flat_steps()) if case.calls > 1 else 0
+        self.given: dict[str, Any] = {}
+        case = case.called()
         self.case = case
         self.adapter = adapter
         self.env: dict[str, Any] = {}
@@ -251,11 +258,15 @@ class _Runner:
                                "input's 'from' must run where the case applies: say not_applicable for a "
                                "framework that refuses it)") from None
             self.bound_at[spec.name] = 0
+            self.given[spec.name] = self.env[spec.name]
 
     def run_step(self, step: Step) -> None:
         """One step (conformance.run.statements), recorded: its status, its warnings, the
         error it raised (which stops the run), the objects it made."""
         record = self.records[step.number - 1]
+        if self.call_length and step.number > 1 and (step.number - 1) % self.call_length == 0:
+            self.env.update(self.given)  # the next call's parameters
+            self.bound_at.update(dict.fromkeys(self.given, 0))
         self.step = step
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")  # once-per-process warnings are seen every time

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from conformance import declared
+from conformance import declared, registry, spellings
 from conformance.model import Case
 from conformance.outcomes import NOT_APPLICABLE, SKIPPED
 from conformance.releases import release_key
@@ -202,10 +202,22 @@ def declared_contracts(contracts: declared.Contracts,
     return dict(by_key)
 
 
+def _spelled(tables: Mapping[str, Mapping[str, spellings.Spelling]], fw: str, key: str) -> dict[str, Any]:
+    """How ``fw`` spells the operation ``key`` (its calls, ``paddle.Tensor.reshape``); ``absent``:
+    why it has none (its adapter's ``absent`` reason); ``untabled``: the suite's table for it has
+    no such entry (the framework may have one that no case has needed)."""
+    spelling = tables[fw].get(key)
+    if spelling is None:
+        return {"calls": [], "absent": None, "untabled": True}
+    return {"calls": list(spelling.calls), "absent": spelling.absent, "untabled": False}
+
+
 def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row],
               history: Mapping[str, list[dict[str, Any]]]) -> list[Page]:
     pages = []
     declarations = declared_contracts(declared.packaged(), declared.paddle_packaged())
+    columns = report.frameworks + report.modes  # the compiled modes are columns of an operation's page
+    tables = {fw: spellings.table(fw) for fw in columns}
     index_rows: list[dict[str, Any]] = []
     for name, group in ops.items():
         index_rows.append({"name": name, "path": urls.op(name), "labels": group.labels,
@@ -216,30 +228,39 @@ def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row],
         for key in group.keys:
             op = group.rows.get(key)
             per_fw = []
-            for fw in report.frameworks:
-                kinds = []
+            for fw in columns:
+                kinds: list[dict[str, Any]] = []
                 for kind, ids in (op.kinds.get(fw, {}).items() if op else []):
                     kinds.append({"kind": kind, "cases": [_production_evidence(rows[c], fw, key) for c in ids]})
-                per_fw.append({"framework": fw, "anchor": urls.anchor(f"{key}-{fw}"), "kinds": kinds,
+                per_fw.append({"framework": fw, "compiles": report.compiles.get(fw),
+                               "anchor": urls.anchor(f"{key}-{fw}"), "kinds": kinds,
                                "counts": [(k["kind"], len(k["cases"])) for k in kinds],
-                               "total": sum(len(k["cases"]) for k in kinds)})
+                               "total": sum(len(k["cases"]) for k in kinds),
+                               "spelled": _spelled(tables, fw, key),
+                               "documented": _documented_of(rows, sorted(set(group.cases.get(key, [])) | {
+                                   c for k in kinds for c in (e["id"] for e in k["cases"])}), fw)})
             alike: dict[str, list[str]] = {}
             for fw in report.frameworks:
                 words = " or ".join(kind for kind, _ in sorted(_op_cell(op, fw), key=lambda kn: (-kn[1], kn[0])))
                 if words:
                     alike.setdefault(words, []).append(fw)
+            layouts = [{"layout": layout,
+                        "cells": [{"kinds": [(kind, len(ids)) for kind, ids in by_fw.get(fw, {}).items()],
+                                   "anchor": urls.anchor(f"{key}-{fw}")} for fw in columns]}
+                       for layout, by_fw in (op.layouts.items() if op else [])]
             variants.append({"key": key, "label": operation_label(key), "anchor": urls.anchor(key),
                              "declared": declarations.get(key, []),
                              "alike": sorted(alike.items(), key=lambda wf: (-len(wf[1]), wf[0])),
-                             "frameworks": per_fw, "classified": op is not None,
+                             "frameworks": per_fw, "classified": op is not None, "layouts": layouts,
                              "cases": [{"id": c, "path": urls.case(c), "title": rows[c].info.title
                                         if c in rows else ""} for c in group.cases.get(key, [])]})
-        grid = [{"framework": fw, "cells": [{"kinds": _op_cell(group.rows.get(k), fw),
-                                             "anchor": urls.anchor(f"{k}-{fw}")} for k in group.keys]}
-                for fw in report.frameworks]
+        grid = [{"framework": fw, "compiles": report.compiles.get(fw),
+                 "cells": [{"kinds": _op_cell(group.rows.get(k), fw), "anchor": urls.anchor(f"{k}-{fw}"),
+                            **_spelled(tables, fw, k)} for k in group.keys]}
+                for fw in columns]
         case_ids = sorted({c for ids in group.cases.values() for c in ids})
         pages.append(Page(urls.op(name), "op.html", f"{name}: view, copy or same object?",
-                          {"group": group, "variants": variants, "grid": grid,
+                          {"group": group, "variants": variants, "grid": grid, "columns": columns,
                            "releases": _op_release_changes(case_ids, history)}, "Operations"))
     letters: dict[str, str] = {}  # first letter -> the first operation's anchor
     for name in ops:
@@ -247,6 +268,19 @@ def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row],
     pages.insert(0, Page("ops/index.html", "ops.html", "Operations", {"rows": index_rows, "letters": letters},
                          "Operations"))
     return pages
+
+
+def _documented_of(rows: Mapping[str, Row], case_ids: Sequence[str], fw: str) -> list[dict[str, Any]]:
+    """What ``fw``'s documentation says where a case that uses the operation measured otherwise
+    (the cases' ``documentation``; a compiled mode has its framework's)."""
+    framework = registry.compiles(fw) or fw
+    out = []
+    for case_id in case_ids:
+        row = rows.get(case_id)
+        doc = (row.info.documentation or {}).get(framework) if row is not None else None
+        if doc is not None:
+            out.append({"id": case_id, "says": doc.says, "source": doc.source})
+    return out
 
 
 def _op_release_changes(case_ids: list[str], history: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -276,7 +310,7 @@ def _summary_kinds(cells: list[list[tuple[str, int]]]) -> list[tuple[str, int]]:
 def _production_evidence(row: Row, fw: str, key: str) -> dict[str, Any]:
     """A case behind an operation's cell: what the probe and the expectations observed about
     each step of the case that uses the operation."""
-    cell = row.cells[fw]
+    cell = row.cells.get(fw) or row.modes[fw]
     behaviour = cell.record.behaviour
     seen = []
     for prod in row.info.productions:
@@ -286,7 +320,7 @@ def _production_evidence(row: Row, fw: str, key: str) -> dict[str, Any]:
         pair = next((p for p in behaviour.pairs if {p.a, p.b} == names), None)
         at_step = next((p.class_ for p in behaviour.productions or ()
                         if (p.step, p.result, p.input) == (prod.step, prod.result, prod.input)), None)
-        seen.append({"step": prod.step, "result": prod.result, "input": prod.input,
+        seen.append({"step": prod.step, "result": prod.result, "input": prod.input, "layout": prod.layout,
                      "kind": analysis.production_kind(behaviour, prod),
                      "relations": pair.relations if pair else {}, "at_step": at_step})
     return {"id": row.case_id, "path": urls.case(row.case_id) + "#" + urls.anchor(fw),

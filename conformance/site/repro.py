@@ -179,7 +179,9 @@ class _Writer:
         raise _Unspelled("an assignment target the generator does not know")
 
     def step(self, s: Step, indent: str, out: list[str]) -> None:
-        out.append(f"{indent}# step {s.number}: {_comment(s.text)}" if s.kind != "block" else "")
+        # (an input made ``from`` others is its assignment, numbered 0: conformance.load.inputs)
+        label = f"step {s.number}" if s.number else "input"
+        out.append(f"{indent}# {label}: {_comment(s.text)}" if s.kind != "block" else "")
         try:
             if s.kind == "block":
                 spelling = self.table.get("block:" + (s.block or ""))
@@ -204,7 +206,7 @@ class _Writer:
             else:
                 raise _Unspelled(f"a {s.kind} step")
         except _Unspelled as why:
-            self.missing.append(f"step {s.number}")
+            self.missing.append(label)
             out.append(f"{indent}# NOT SPELLED: {_comment(str(why))}")
             out.append(f"{indent}pass")
 
@@ -353,6 +355,9 @@ def snippet(case: Case, framework: str) -> Snippet:
     if framework == "torch":  # the memory a tensor addresses, as NumPy sees it
         lines[-1:-1] = ["", "def memory(t):", "    return t.detach().numpy() if isinstance(t, torch.Tensor) else t"]
     for spec in case.given:
+        if spec.made_by is not None:  # ``from: "b[1:3]"``: made from earlier inputs, as a step is
+            w.step(spec.made_by, "", lines)
+            continue
         a = _literal(spec)
         if spec.kind == "ndarray" or framework == "numpy":
             lines.append(f"{spec.name} = {a}")
@@ -377,15 +382,26 @@ def snippet(case: Case, framework: str) -> Snippet:
     if versions:
         lines.append("start = {" + ", ".join(f"{n!r}: {n}._version" for n in inputs) + "}")
     lines.append("")
-    if wrapper:
+    if wrapper or case.calls > 1:
+        # a compiled mode compiles the steps as a function; a program called more than once
+        # (calls:) is that function called again on the same inputs, eager or compiled
         returns = _returned(case)
         params = [spec.name for spec in case.given]
         lines.append(f"def case({', '.join(params)}):")
         for s in case.steps:
             w.step(s, "    ", lines)
         lines.append(f"    return {', '.join(returns) + ',' if returns else '()'}")
-        lines += ["", f"compiled = {wrapper}"]
-        lines.append(f"{', '.join(returns) + ',' if returns else '_'} = compiled({', '.join(params)})")
+        called = "case"
+        if wrapper:
+            lines += ["", f"compiled = {wrapper}"]
+            called = "compiled"
+        else:
+            lines.append("")
+        call = f"{called}({', '.join(params)})"
+        # the earlier calls' results are dropped: each call is given the caller's own inputs
+        lines += [f"{call}  # call {n} of {case.calls}" for n in range(1, case.calls)]
+        last = f"  # call {case.calls} of {case.calls}" if case.calls > 1 else ""
+        lines.append(f"{', '.join(returns) + ',' if returns else '_'} = {call}{last}")
     else:
         for s in case.steps:
             w.step(s, "", lines)
