@@ -887,9 +887,24 @@ def numpy_input(spec: Any) -> Any:
         # array, which a 0-d complex input must not become
         array = np.asarray(array + 1j * np.array(spec.imag, dtype=dtype)).astype(spec.dtype)
     array = array.reshape(spec.shape)
+    if getattr(spec, "align", None):
+        array = aligned_copy(array, spec.align)
     if not spec.writeable:
         array.flags.writeable = False
     return array
+
+
+def aligned_copy(array: Any, align: int) -> Any:
+    """A copy of ``array`` whose buffer starts on a multiple of ``align`` bytes: a view of a
+    byte buffer ``align`` bytes longer, from its first such address (so its ``.base`` is that
+    buffer, not None)."""
+    import numpy as np
+
+    raw = np.empty(array.nbytes + align, dtype=np.uint8)
+    start = -raw.ctypes.data % align
+    out = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    out[...] = array
+    return out
 
 
 # ---- the error taxonomy (docs/case-format.md, "Error kinds"): each kind of model.ERROR_KINDS

@@ -83,6 +83,9 @@ class TensorSpec:
     kind: str = "tensor"  # "tensor" (the framework's own) or "ndarray" (a NumPy array)
     writeable: bool = True
     imag: Any = None  # imaginary parts for complex dtypes, same nesting as values
+    # ``align: N``: a NumPy input whose buffer starts on a multiple of N bytes (and its views,
+    # ``from: "b[1:]"``, on a known offset from one): what a DLPack import's copy depends on
+    align: int | None = None
     location: Location | None = None
     # ``from: "b.t()"``: an input made from earlier inputs through the adapter's table, as the
     # assignment step ``x = b.t()`` (step number 0), before the steps and outside a compiled

@@ -950,3 +950,29 @@ def test_calls_with_a_gradient_step_is_refused_with_why() -> None:
     assert msg.startswith("cases/t.yaml:7:5: 'calls: 2' with a gradient step ('y.sum().backward()', "
                           "cases/t.yaml:5) is not supported"), msg
     assert "fix: call a program without backward() or autograd_grad more than once" in msg
+
+
+# ---- align: a NumPy input on a known address boundary
+
+
+def test_align_gives_a_numpy_input_that_starts_on_that_boundary_and_its_view_an_offset() -> None:
+    given = "{b: {shape: [5], arange: true, dtype: float32, type: ndarray, align: 64}, v: {from: 'b[1:]'}}"
+    (case,) = load(case_with(given=given, steps='["y = v.clone()"]',
+                             expect="{values: {y: [1.0, 2.0, 3.0, 4.0]}}")).cases
+    spec = case.given[0]
+    assert spec.align == 64 and case.given[1].align is None
+    for _ in range(20):  # NumPy's allocator alone promises 16 bytes: 20 draws would not all be 64
+        b = numpy_input(spec)
+        assert b.ctypes.data % 64 == 0 and b[1:].ctypes.data % 64 == 4
+        assert b.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0] and b.dtype == "float32" and b.flags.writeable
+    read_only = numpy_input(load(case_with(given="{b: {data: [1.0], type: ndarray, align: 4096, writeable: false}}",
+                                           steps='["y = b.clone()"]')).cases[0].given[0])
+    assert read_only.ctypes.data % 4096 == 0 and not read_only.flags.writeable
+
+
+def test_align_errors_say_what_is_allowed() -> None:
+    msg = only_error(case_with(given="{x: {data: [1.0], type: ndarray, align: 48}}"))
+    assert msg.startswith("cases/t.yaml:4:45: input 'x': 'align' must be a power of two from 8 to 4096 (bytes), "
+                          "got 48"), msg
+    msg = only_error(case_with(given="{x: {data: [1.0], align: 64}}"))
+    assert "input 'x': 'align' applies to NumPy inputs only" in msg and "fix: add 'type: ndarray'" in msg

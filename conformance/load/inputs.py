@@ -19,7 +19,10 @@ from conformance.yamlvalues import fields
 from conformance.yamlvalues.yamlsrc import YMap
 
 TENSOR_KEYS = ("data", "real", "imag", "shape", "fill", "arange", "dtype", "requires_grad",
-               "type", "writeable", "from")
+               "type", "writeable", "align", "from")
+# ``align: N``: the powers of two an input's buffer may be asked to start on a multiple of
+# (NumPy's allocator promises 16 bytes; DLPack importers ask for 64, pages are 4096)
+ALIGNMENTS = tuple(2 ** n for n in range(3, 13))
 TENSOR_TYPES = ("tensor", "ndarray")
 NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 # the largest value of each integer dtype, for arange: (NumPy would refuse it at run time)
@@ -118,8 +121,17 @@ def read_tensor(name: str, raw: Any, loc: Location) -> TensorSpec:
     if not writeable and kind != "ndarray":
         raise CaseFormatError(t.where("writeable"), f"{what}: 'writeable: false' applies to NumPy inputs only",
                               "add 'type: ndarray'")
+    align = None
+    if "align" in t:
+        align = t["align"]
+        if type(align) is not int or align not in ALIGNMENTS:
+            raise CaseFormatError(t.where("align"), f"{what}: 'align' must be a power of two from {ALIGNMENTS[0]} to "
+                                  f"{ALIGNMENTS[-1]} (bytes), got {align!r}", "e.g. align: 64")
+        if kind != "ndarray":
+            raise CaseFormatError(t.where("align"), f"{what}: 'align' applies to NumPy inputs only (a framework's "
+                                  "own tensor is allocated by the framework)", "add 'type: ndarray'")
     return TensorSpec(name=name, values=values, dtype=dtype, shape=tuple(shape), imag=imag,
-                      requires_grad=requires_grad, kind=kind, writeable=writeable, location=loc)
+                      requires_grad=requires_grad, kind=kind, writeable=writeable, location=loc, align=align)
 
 
 def _source(t: YMap, what: str) -> str:

@@ -22,7 +22,20 @@ from pathlib import Path
 from typing import Any
 
 from conformance import spellings
-from conformance.ir import AttrTarget, Const, Expr, ItemTarget, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step
+from conformance.ir import (
+    AttrTarget,
+    Const,
+    Expr,
+    ItemTarget,
+    NameTarget,
+    Op,
+    PyOp,
+    Ref,
+    Seq,
+    SliceExpr,
+    Step,
+    names_read,
+)
 from conformance.model import DTYPES, Case, Generated, TensorSpec
 
 # the frameworks a snippet is written for: the eager ones, and the compiled modes whose
@@ -332,7 +345,17 @@ def _literal(spec: TensorSpec) -> str:
         base = f"np.array({_py(spec.values)}, dtype={dtype!r})"
     if spec.imag is not None:
         base = f"np.asarray({base} + 1j * np.array({_py(spec.imag)}, dtype={dtype!r})).astype({spec.dtype!r})"
-    return f"{base}.reshape({tuple(spec.shape)!r})"
+    literal = f"{base}.reshape({tuple(spec.shape)!r})"
+    return f"aligned({literal}, {spec.align})" if spec.align else literal
+
+
+# an input's ``align: N`` (adapters.base.aligned_copy), written out
+_ALIGNED = ["def aligned(a, n):  # a copy of a whose buffer starts on a multiple of n bytes",
+            "    raw = np.empty(a.nbytes + n, dtype=np.uint8)",
+            "    start = -raw.ctypes.data % n",
+            "    out = raw[start:start + a.nbytes].view(a.dtype).reshape(a.shape)",
+            "    out[...] = a",
+            "    return out", ""]
 
 
 def runs_functional_steps(framework: str) -> bool:
@@ -354,6 +377,8 @@ def snippet(case: Case, framework: str) -> Snippet:
              *dict.fromkeys(imports), "", f"def values(t):\n    return {_VALUES[framework]}", ""]
     if framework == "torch":  # the memory a tensor addresses, as NumPy sees it
         lines[-1:-1] = ["", "def memory(t):", "    return t.detach().numpy() if isinstance(t, torch.Tensor) else t"]
+    if any(spec.align for spec in case.given):
+        lines += _ALIGNED
     for spec in case.given:
         if spec.made_by is not None:  # ``from: "b[1:3]"``: made from earlier inputs, as a step is
             w.step(spec.made_by, "", lines)
@@ -377,7 +402,13 @@ def snippet(case: Case, framework: str) -> Snippet:
             else:
                 w.missing.append(f"input {spec.name}")
                 lines.append(f"# NOT SPELLED: input {spec.name} requires grad, which {framework} has no way to say")
-    inputs = [s.name for s in case.given if s.kind != "ndarray"]
+    # the framework's own tensors (an input made ``from`` NumPy inputs only is a NumPy array)
+    ndarrays: set[str] = set()
+    for spec in case.given:
+        if spec.kind == "ndarray" if spec.made_by is None else \
+                all(ref.name in ndarrays for ref in names_read(spec.made_by)):
+            ndarrays.add(spec.name)
+    inputs = [s.name for s in case.given if s.name not in ndarrays]
     versions = framework == "torch" and bool(inputs)
     if versions:
         lines.append("start = {" + ", ".join(f"{n!r}: {n}._version" for n in inputs) + "}")
