@@ -114,12 +114,15 @@ def _flatten(x: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     return _xp().reshape(x, tuple(merged))
 
 
-def _squeeze(x: Any, dim: Any = None) -> Any:
+def _squeeze(x: Any, dim: Any = None, **keywords: Any) -> Any:
     """torch's squeeze(): without dim, every dimension of size 1; the standard's squeeze
-    requires the axes, so they are named (array_api_strict refuses axis=None)."""
+    requires the axes, so they are named (array_api_strict refuses axis=None). The
+    standard's own ``axis=`` is passed as written."""
+    if "axis" in keywords:
+        return _xp().squeeze(x, **keywords)
     if dim is None:
         dim = tuple(i for i, n in enumerate(x.shape) if n == 1)
-    return _xp().squeeze(x, axis=dim)
+    return _xp().squeeze(x, axis=dim, **keywords)
 
 
 def _expand(x: Any, *args: Any) -> Any:
@@ -139,8 +142,8 @@ def _diagonal(x: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
     return _xp().linalg.diagonal(x, offset=offset)
 
 
-def _flip(x: Any, dims: Any) -> Any:
-    return _xp().flip(x, axis=tuple(dims) if isinstance(dims, (list, tuple)) else dims)
+def _flip(x: Any, dims: Any = None, **keywords: Any) -> Any:
+    return _xp().flip(x, **{"axis": tuple(dims) if isinstance(dims, (list, tuple)) else dims, **keywords})
 
 
 def _to(x: Any, target: str) -> Any:
@@ -327,7 +330,7 @@ class ArrayApiStrictAdapter(ArrayApiStrictProbes, Adapter):
             "method:squeeze": _squeeze,
             "method:unsqueeze": lambda x, dim: xp().expand_dims(x, axis=dim),
             "method:expand": _expand,
-            "method:broadcast_to": lambda x, *s: xp().broadcast_to(x, _shape(s)),
+            "method:broadcast_to": lambda x, *s, **kw: xp().broadcast_to(x, *([_shape(s)] if s else []), **kw),
             "method:diagonal": _diagonal,
             "method:unbind": lambda x, dim=0: xp().unstack(x, axis=dim),
             "method:movedim": lambda x, source, destination: xp().moveaxis(x, source, destination),
@@ -351,7 +354,7 @@ class ArrayApiStrictAdapter(ArrayApiStrictProbes, Adapter):
             "method:to": _to,
             "method:to_device": lambda x, device, **kw: x.to_device(_device(device), **kw),
             "method:astype": _astype,
-            "method:sum": lambda x, dim=None: xp().sum(x, axis=dim),
+            "method:sum": lambda x, dim=None, **kw: xp().sum(x, **{"axis": dim, **kw}),
             "method:index_select": lambda x, dim, index: xp().take(x, index, axis=dim),
             "method:masked_select": lambda x, mask: x[mask],
             "method:gather": lambda x, dim, index: xp().take_along_axis(x, index, axis=dim),

@@ -211,18 +211,18 @@ def numpy_style_views(xp: Callable[[], Any]) -> dict[str, Operation]:
     conventions. ``xp`` returns the namespace when an entry is called: nothing is imported
     here. An adapter overrides what its namespace lacks or spells otherwise."""
     return {
-        "method:fliplr": lambda x: xp().fliplr(x),
-        "method:flipud": lambda x: xp().flipud(x),
-        "method:rot90": lambda x, k=1, dims=(0, 1): xp().rot90(x, k, axes=tuple(dims)),
-        "method:rollaxis": lambda x, axis, start=0: xp().rollaxis(x, axis, start),
-        "fn:broadcast_arrays": lambda *xs: tuple(xp().broadcast_arrays(*xs)),
+        "method:fliplr": lambda x, *a, **kw: xp().fliplr(x, *a, **kw),
+        "method:flipud": lambda x, *a, **kw: xp().flipud(x, *a, **kw),
+        "method:rot90": lambda x, k=1, dims=(0, 1), **kw: xp().rot90(x, k, **{"axes": tuple(dims), **kw}),
+        "method:rollaxis": lambda x, *a, **kw: xp().rollaxis(x, *a, **kw),
+        "fn:broadcast_arrays": lambda *xs, **kw: tuple(xp().broadcast_arrays(*xs, **kw)),
         "fn:atleast_1d": lambda *xs: xp().atleast_1d(*xs),
         "fn:atleast_2d": lambda *xs: xp().atleast_2d(*xs),
         "fn:atleast_3d": lambda *xs: xp().atleast_3d(*xs),
         "fn:diag": lambda x, diagonal=0, **kw: xp().diag(x, diagonal, **kw),
         # torch's indexing default ('ij'), not NumPy's ('xy'); other keywords (copy=) as written
         "fn:meshgrid": lambda *xs, indexing="ij", **kw: tuple(xp().meshgrid(*xs, indexing=indexing, **kw)),
-        "fn:einsum": lambda equation, *xs: xp().einsum(equation, *xs),
+        "fn:einsum": lambda equation, *xs, **kw: xp().einsum(equation, *xs, **kw),
     }
 
 
@@ -245,16 +245,16 @@ def is_device_name(value: Any) -> bool:
     return isinstance(value, str) and DEVICE_NAME.fullmatch(value) is not None
 
 
-def _np_asarray(obj: Any, dtype: Any = None, copy: Any = None) -> Any:
+def _np_asarray(obj: Any, dtype: Any = None, copy: Any = None, **keywords: Any) -> Any:
     import numpy
 
-    return numpy.asarray(obj, dtype=dtype_named(dtype), copy=copy)
+    return numpy.asarray(obj, dtype=dtype_named(dtype), copy=copy, **keywords)
 
 
-def _np_array(obj: Any, dtype: Any = None, copy: Any = True) -> Any:
+def _np_array(obj: Any, dtype: Any = None, copy: Any = True, **keywords: Any) -> Any:
     import numpy
 
-    return numpy.array(obj, dtype=dtype_named(dtype), copy=copy)
+    return numpy.array(obj, dtype=dtype_named(dtype), copy=copy, **keywords)
 
 
 # np.asarray(t) / np.array(t) of whatever tensor a case holds: the same NumPy call in

@@ -380,11 +380,12 @@ class JaxAdapter(JaxProbes, Adapter):
             "method:t": _t,
             "method:flatten": passthrough("flatten"),  # NumPy's flatten(order): dimensions reach it as written
             "method:ravel": passthrough("ravel"),
-            "method:squeeze": lambda x, dim=None: x.squeeze(dim),
+            "method:squeeze": lambda x, dim=None, **kw: x.squeeze(**{"axis": dim, **kw}),
             "method:unsqueeze": lambda x, dim: jnp().expand_dims(x, dim),
             "method:expand": lambda x, *s: jnp().broadcast_to(x, _shape(s)),
-            "method:broadcast_to": lambda x, *s: jnp().broadcast_to(x, _shape(s)),
-            "method:diagonal": lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2),
+            "method:broadcast_to": lambda x, *s, **kw: jnp().broadcast_to(x, *([_shape(s)] if s else []), **kw),
+            "method:diagonal": lambda x, offset=0, dim1=0, dim2=1, **kw: x.diagonal(
+                offset, **{"axis1": dim1, "axis2": dim2, **kw}),
             "method:split": _split,
             "method:chunk": lambda x, n, dim=0: tuple(jnp().array_split(x, n, axis=dim)),
             "method:tensor_split": lambda x, sections, dim=0: tuple(jnp().array_split(x, sections, axis=dim)),
@@ -398,7 +399,8 @@ class JaxAdapter(JaxProbes, Adapter):
             "method:conj": passthrough("conj"),
             "fn:view_as_real": _view_as_real,
             "fn:view_as_complex": _view_as_complex,
-            "method:flip": lambda x, dims: jnp().flip(x, axis=tuple(dims) if isinstance(dims, (list, tuple)) else dims),
+            "method:flip": lambda x, dims=None, **kw: jnp().flip(
+                x, **{"axis": tuple(dims) if isinstance(dims, (list, tuple)) else dims, **kw}),
             # copies and conversions
             "method:clone": passthrough("clone"),
             "method:copy": passthrough("copy"),
@@ -410,7 +412,7 @@ class JaxAdapter(JaxProbes, Adapter):
                                    "(asarray) and jax.device_get(x)"),
             "method:cpu": absent("JAX arrays have no cpu(); the counterpart is jax.device_put(x, "
                                  "jax.devices('cpu')[0]) or x.to_device(...) (to('cpu'))"),
-            "method:sum": lambda x, dim=None: x.sum(axis=dim),
+            "method:sum": lambda x, dim=None, **kw: x.sum(**{"axis": dim, **kw}),
             "method:index_select": lambda x, dim, index: jnp().take(x, index, axis=dim),
             "method:masked_select": lambda x, mask: x[mask],
             "method:gather": lambda x, dim, index: jnp().take_along_axis(x, index, axis=dim),
@@ -500,7 +502,7 @@ def _tensor_view_operations() -> dict[str, Operation]:
         "method:as_strided": absent("JAX arrays have no strides: there is no as_strided; the counterparts are "
                                     "indexing and jax.lax.slice"),
         "method:as_strided_": absent("JAX arrays are immutable and have no strides: there is no as_strided_"),
-        "method:swapaxes": lambda x, d0, d1: jnp().swapaxes(x, d0, d1),
+        "method:swapaxes": lambda x, *axes, **kw: jnp().swapaxes(x, *axes, **kw),
         "method:swapdims": lambda x, d0, d1: jnp().swapaxes(x, d0, d1),
         "method:swapaxes_": immutable,
         "method:swapdims_": immutable,
@@ -508,9 +510,9 @@ def _tensor_view_operations() -> dict[str, Operation]:
         "attr:H": lambda x: x.conj().T,
         "attr:mH": lambda x: x.conj().mT,
         "method:adjoint": lambda x: x.conj().mT,
-        "method:hsplit": lambda x, sections: tuple(jnp().hsplit(x, sections)),
-        "method:vsplit": lambda x, sections: tuple(jnp().vsplit(x, sections)),
-        "method:dsplit": lambda x, sections: tuple(jnp().dsplit(x, sections)),
+        "method:hsplit": lambda x, *a, **kw: tuple(jnp().hsplit(x, *a, **kw)),
+        "method:vsplit": lambda x, *a, **kw: tuple(jnp().vsplit(x, *a, **kw)),
+        "method:dsplit": lambda x, *a, **kw: tuple(jnp().dsplit(x, *a, **kw)),
         "method:split_with_sizes": lambda x, sizes, dim=0: _split(x, list(sizes), dim),
         **dict.fromkeys(("method:to_sparse", "method:to_dense", "method:indices", "method:values", "method:coalesce"),
                         absent("JAX arrays have no to_sparse(); JAX's sparse arrays are the experimental "
@@ -525,8 +527,8 @@ def _tensor_view_operations() -> dict[str, Operation]:
         "setattr:real": attribute_setter("real"),
         "setattr:imag": attribute_setter("imag"),
         # NumPy's no-copy contracts (lists), in jax.numpy's spelling
-        "fn:frombuffer": lambda buffer, dtype=None: jnp().frombuffer(
-            buffer, **({} if dtype is None else {"dtype": _dtype(dtype)})),
+        "fn:frombuffer": lambda buffer, dtype=None, **kw: jnp().frombuffer(
+            buffer, **({} if dtype is None else {"dtype": _dtype(dtype)}), **kw),
         "fn:permute_dims": lambda x, axes: jnp().permute_dims(x, axes),
     }
 

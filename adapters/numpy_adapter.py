@@ -138,25 +138,26 @@ class NumpyAdapter(Adapter):
         ops: dict[str, Operation] = {
             # views and reshapes
             "method:view": _view,
-            "method:reshape": lambda x, *s: x.reshape(_shape(s)),
+            "method:reshape": lambda x, *s, **kw: x.reshape(_shape(s), **kw),
             "method:transpose": lambda x, d0, d1: np().swapaxes(x, d0, d1),
             "method:permute": lambda x, *d: x.transpose(_shape(d)),
             "method:t": _t,
             # NumPy's own flatten(order='C'): the dimensions of a partial flatten reach it as
             # written and it refuses them (TypeError), which is recorded
             "method:flatten": lambda x, *args, **kwargs: x.flatten(*args, **kwargs),
-            "method:ravel": lambda x: x.ravel(),
-            "method:squeeze": lambda x, dim=None: np().squeeze(x, axis=dim),
+            "method:ravel": lambda x, *a, **kw: x.ravel(*a, **kw),
+            "method:squeeze": lambda x, dim=None, **kw: np().squeeze(x, **{"axis": dim, **kw}),
             "method:unsqueeze": lambda x, dim: np().expand_dims(x, dim),
             "method:expand": lambda x, *s: np().broadcast_to(x, _shape(s)),
-            "method:diagonal": lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2),
+            "method:diagonal": lambda x, offset=0, dim1=0, dim2=1, **kw: x.diagonal(
+                offset, **{"axis1": dim1, "axis2": dim2, **kw}),
             "method:split": _split,
             "method:chunk": lambda x, n, dim=0: tuple(np().array_split(x, n, axis=dim)),
             "method:tensor_split": lambda x, sections, dim=0: tuple(np().array_split(x, sections, axis=dim)),
             "method:unbind": lambda x, dim=0: np().unstack(x, axis=dim),
             "method:movedim": lambda x, source, destination: np().moveaxis(x, source, destination),
             "method:unfold": _unfold,
-            "method:broadcast_to": lambda x, *s: np().broadcast_to(x, _shape(s)),
+            "method:broadcast_to": lambda x, *s, **kw: np().broadcast_to(x, *([_shape(s)] if s else []), **kw),
             "method:unflatten": absent("NumPy has no unflatten(); the counterpart is reshape()"),
             "method:narrow": absent("NumPy has no narrow(); the counterpart is basic slicing, "
                                     "x[:, start:start + length]"),
@@ -164,13 +165,14 @@ class NumpyAdapter(Adapter):
             "fn:view_as_real": _view_as_real,
             "fn:view_as_complex": _view_as_complex,
             # torch's flip takes an int or a list of dims; NumPy's axis an int or a tuple
-            "method:flip": lambda x, dims: np().flip(x, axis=tuple(dims) if isinstance(dims, (list, tuple)) else dims),
+            "method:flip": lambda x, dims=None, **kw: np().flip(
+                x, **{"axis": tuple(dims) if isinstance(dims, (list, tuple)) else dims, **kw}),
             # copies and conversions
             "method:clone": lambda x: x.copy(),
             "method:contiguous": lambda x: np().ascontiguousarray(x),
             "method:to": _to,
             "method:astype": lambda x, dtype, **kw: x.astype(dtype_named(dtype), **kw),  # copy=, casting=
-            "method:sum": lambda x, dim=None: x.sum(axis=dim),
+            "method:sum": lambda x, dim=None, **kw: x.sum(**{"axis": dim, **kw}),
             "method:index_select": lambda x, dim, index: np().take(x, index, axis=dim),
             "method:masked_select": lambda x, mask: x[mask],
             "method:gather": lambda x, dim, index: np().take_along_axis(x, index, axis=dim),
@@ -180,17 +182,17 @@ class NumpyAdapter(Adapter):
             "method:nonzero": lambda x: np().argwhere(x),
             "method:item": lambda x: x.item(),
             "method:tolist": lambda x: x.tolist(),
-            "method:copy": lambda x: x.copy(),
+            "method:copy": lambda x, *a, **kw: x.copy(*a, **kw),
             "attr:T": attribute("T"),
             "attr:mT": attribute("mT"),
             "attr:real": attribute("real"),
             "attr:imag": attribute("imag"),
             "attr:shape": attribute("shape"),
             # functions
-            "fn:add": lambda x, y, out=None: np().add(x, y, out=out),
+            "fn:add": lambda x, y, out=None, **kw: np().add(x, y, out=out, **kw),
             "fn:mul": lambda x, y, out=None: np().multiply(x, y, out=out),
-            "fn:exp": lambda x, out=None: np().exp(x, out=out),
-            "fn:abs": lambda x, out=None: np().abs(x, out=out),
+            "fn:exp": lambda x, out=None, **kw: np().exp(x, out=out, **kw),
+            "fn:abs": lambda x, out=None, **kw: np().abs(x, out=out, **kw),
             "fn:abs_": absent("NumPy has no abs_(); the counterpart is abs(x, out=x)"),
             "method:scale": absent("NumPy arrays have no scale(); the counterpart is multiply()"),
             "fn:tensor": lambda a, dtype=None: np().array(a, dtype=dtype_named(dtype)),
@@ -203,8 +205,8 @@ class NumpyAdapter(Adapter):
             "fn:empty": lambda *s, dtype=None, **kw: np().empty(_shape(s), dtype=dtype_named(dtype), **kw),
             "fn:from_numpy": absent("the input already is a NumPy array"),
             "fn:as_tensor": absent("the input already is a NumPy array"),
-            "fn:from_dlpack": lambda a: np().from_dlpack(a),
-            "fn:sqrt": lambda x, out=None: np().sqrt(x, out=out),
+            "fn:from_dlpack": lambda a, **kw: np().from_dlpack(a, **kw),
+            "fn:sqrt": lambda x, out=None, **kw: np().sqrt(x, out=out, **kw),
             "fn:clamp": lambda x, min=None, max=None, out=None: np().clip(x, min, max, out=out),
             "fn:sigmoid": absent("NumPy has no sigmoid; the counterparts are 1 / (1 + np.exp(-x)) "
                                  "and scipy.special.expit"),
@@ -290,15 +292,15 @@ def _tensor_view_operations() -> dict[str, Operation]:
         "method:reshape_as": lambda x, other: x.reshape(other.shape),
         "method:expand_as": lambda x, other: np().broadcast_to(x, other.shape),
         "method:as_strided": _as_strided,  # bounded by its base's memory (adapters/extent.py)
-        "method:swapaxes": lambda x, d0, d1: np().swapaxes(x, d0, d1),
+        "method:swapaxes": lambda x, *axes, **kw: np().swapaxes(x, *axes, **kw),
         "method:swapdims": lambda x, d0, d1: np().swapaxes(x, d0, d1),
         "method:select": _select,
         "attr:H": _conj_transpose,
         "attr:mH": lambda x: x.conj().mT,
         "method:adjoint": lambda x: x.conj().mT,
-        "method:hsplit": lambda x, sections: tuple(np().hsplit(x, sections)),
-        "method:vsplit": lambda x, sections: tuple(np().vsplit(x, sections)),
-        "method:dsplit": lambda x, sections: tuple(np().dsplit(x, sections)),
+        "method:hsplit": lambda x, *a, **kw: tuple(np().hsplit(x, *a, **kw)),
+        "method:vsplit": lambda x, *a, **kw: tuple(np().vsplit(x, *a, **kw)),
+        "method:dsplit": lambda x, *a, **kw: tuple(np().dsplit(x, *a, **kw)),
         "method:split_with_sizes": lambda x, sizes, dim=0: _split(x, list(sizes), dim),
         "method:to_sparse": absent(_NO_SPARSE),
         "method:to_dense": absent(_NO_SPARSE),
@@ -406,11 +408,11 @@ def _np_no_copy_operations() -> dict[str, Operation]:
     modification" where a copy would be needed)."""
     np = _np
     return {
-        "fn:frombuffer": lambda buffer, dtype=None: np().frombuffer(
-            buffer, **({} if dtype is None else {"dtype": dtype_named(dtype)})),
-        "fn:permute_dims": lambda x, axes: np().permute_dims(x, axes),
+        "fn:frombuffer": lambda buffer, dtype=None, **kw: np().frombuffer(
+            buffer, **({} if dtype is None else {"dtype": dtype_named(dtype)}), **kw),
+        "fn:permute_dims": lambda x, *a, **kw: np().permute_dims(x, *a, **kw),
         "method:byteswap": passthrough("byteswap"),
-        "fn:asmatrix": lambda data: np().asmatrix(data),
+        "fn:asmatrix": lambda data, *a, **kw: np().asmatrix(data, *a, **kw),
         "fn:structured_to_unstructured": lambda arr, copy=False: _recfunctions().structured_to_unstructured(
             arr, copy=copy),
         "fn:unstructured_to_structured": lambda arr, copy=False: _recfunctions().unstructured_to_structured(

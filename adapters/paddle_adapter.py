@@ -448,7 +448,7 @@ class PaddleAdapter(PaddleProbes, Adapter):
         ops.update({"attr:" + a: attribute(a) for a in ATTRIBUTES})
         ops.update({
             "method:view": _view,
-            "method:reshape": lambda x, *s: x.reshape(_shape(s)),
+            "method:reshape": lambda x, *s, **kw: x.reshape(_shape(s), **kw),
             "method:transpose": lambda x, d0, d1: x.transpose(_swap_perm(x, d0, d1)),
             "method:transpose_": lambda x, d0, d1: x.transpose_(_swap_perm(x, d0, d1)),
             "method:permute": lambda x, *d: x.permute(_shape(d)),

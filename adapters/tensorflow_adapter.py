@@ -564,7 +564,7 @@ class TensorflowAdapter(TensorflowProbes, Adapter):
             # views and reshapes (TensorFlow has no strided views: what shares memory is what
             # hands its output the input's buffer: reshape, expand_dims, squeeze, identity...)
             "method:view": _view,
-            "method:reshape": lambda x, *s: tf().reshape(x, _shape(s)),
+            "method:reshape": lambda x, *s, **kw: tf().reshape(x, _shape(s), **kw),
             "method:transpose": lambda x, d0, d1: tf().transpose(x, _swap_perm(x, d0, d1)),
             "method:permute": lambda x, *d: tf().transpose(x, _shape(d)),
             "method:t": _t,
