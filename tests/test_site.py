@@ -516,3 +516,22 @@ def test_a_case_page_shows_the_functional_steps_the_immutable_frameworks_ran() -
     assert "jax ran the case's <code>functional_steps</code> instead" in apart
     plain = render_site(typed(site_sample()))["cases/views.reshape.agree.html"]
     assert "Without in-place writes" not in plain
+
+
+def test_a_case_called_more_than_once_says_so_beside_its_steps(tmp_path: Path) -> None:
+    """calls: 2 (docs/case-format.md, "Calling the program again"), read from the checkout's
+    case file: the page lists the steps of both calls, numbered on, and says why."""
+    from results_factory import case_info
+
+    doc = site_sample()
+    case_id = "compiled.calls.inplace_write_accumulates"
+    doc["cases"][case_id] = dict(case_info(case_id), file="cases/compiled/calls.yaml", operations=["method:add_"])
+    steps = [{"number": n, "text": "x.add_(k)", "status": "ok", "warnings": [], "error": None} for n in (1, 2)]
+    doc["results"] += [dict(record(case_id, fw), steps=steps) for fw in ("numpy", "paddle", "torch")]
+    doc["results"].sort(key=lambda r: r["nodeid"])
+    doc["run"]["items"] = len(doc["results"])
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    assert main(["site", str(tmp_path / "r.json"), "--out", str(tmp_path / "site")]) == 0
+    page = text_of(tmp_path / "site" / urls.case(case_id))
+    assert "x.add_(k) x.add_(k) The steps are a function of the inputs called 2 times on the same inputs" in page
+    assert "called 2 times" not in text_of(tmp_path / "site/cases/views.reshape.agree.html")

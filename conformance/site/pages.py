@@ -370,6 +370,7 @@ def _case_pages(report: Report, results: ResultsDocument, records: dict[str, dic
         pages.append(Page(urls.case(row.case_id), "case.html", row.case_id, {
             "row": row, "info": info, "steps": steps, "expect": sorted((info.expect or {}).items()),
             "functional_steps": functional, "functional_frameworks": functional_run,
+            "calls": case.calls if case is not None else 1,  # (read from the checkout's case file)
             "has_expect": info.expect is not None, "observations": observations,
             "group_words": _group_words(row, groups[row.case_id]),
             "source": source_link(source_url, info, the_stamp.commit),
