@@ -15,7 +15,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("conformance.model", "conformance.ir", "conformance.source", "conformance.limits", "conformance.codec",
      "conformance.escaping", "conformance.outcomes", "conformance.claims", "conformance.releases",
      "conformance.rules", "conformance.contract", "conformance.resultsmodel",
-     "conformance.declared"),
+     "conformance.declared", "conformance.layouts"),
     ("conformance.yamlvalues",),  # YAML values that keep their positions
     ("conformance.kinds",),  # the assertion kinds, read with those values
     ("conformance.registry",),  # which frameworks there are, and the names case files may use
