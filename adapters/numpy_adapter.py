@@ -413,10 +413,10 @@ def _np_no_copy_operations() -> dict[str, Operation]:
         "fn:permute_dims": lambda x, *a, **kw: np().permute_dims(x, *a, **kw),
         "method:byteswap": passthrough("byteswap"),
         "fn:asmatrix": lambda data, *a, **kw: np().asmatrix(data, *a, **kw),
-        "fn:structured_to_unstructured": lambda arr, copy=False: _recfunctions().structured_to_unstructured(
-            arr, copy=copy),
-        "fn:unstructured_to_structured": lambda arr, copy=False: _recfunctions().unstructured_to_structured(
-            arr, copy=copy),
+        "fn:structured_to_unstructured": lambda arr, *a, copy=False, **kw: (
+            _recfunctions().structured_to_unstructured(arr, *a, copy=copy, **kw)),
+        "fn:unstructured_to_structured": lambda arr, *a, copy=False, **kw: (
+            _recfunctions().unstructured_to_structured(arr, *a, copy=copy, **kw)),
         "setattr:shape": attribute_setter("shape"),
     }
 

@@ -21,7 +21,8 @@ from conformance import registry, spellings
 # the frameworks whose functions carry a signature inspect can read
 FRAMEWORKS = ("numpy", "jax", "array_api_strict")
 # the spelling's module or array type -> (module, attribute) to import it from
-MODULES = {"np": ("numpy", None), "jnp": ("jax.numpy", None), "jax": ("jax", None),
+MODULES = {"np": ("numpy", None), "np.lib.recfunctions": ("numpy.lib.recfunctions", None),
+           "jnp": ("jax.numpy", None), "jax": ("jax", None),
            "xp": ("array_api_strict", None), "np.ndarray": ("numpy", "ndarray"), "jax.Array": ("jax", "Array"),
            "Array": ("array_api_strict", "Array")}
 # keywords an entry leaves out on purpose, each with why

@@ -440,9 +440,10 @@ def check_case(case: Any, file: str, bound: int) -> None:
         assert (reads, operations, strings) == (
             {r.name for r in names_read(step)}, operations_of(step), strings_of(step)), step.text
         defined.update(names_bound(step))
+    assert 1 <= case.calls <= 4  # (the steps run once per call, numbered on: Case.called)
     for expect in [case.expect] + [o.expect.expect for o in case.overrides.values() if o.expect]:
         for ref in (expect.checks.get("error"), expect.checks.get("warning")):
-            assert ref is None or 1 <= ref.at <= len(flat)
+            assert ref is None or 1 <= ref.at <= len(flat) * case.calls
     assert set(case.overrides) <= set(VOCAB.frameworks)
     assert set(case.claims.values()) <= set(CLAIM_STANCES)
 

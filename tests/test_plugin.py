@@ -240,7 +240,7 @@ def test_results_json_has_one_record_per_item_and_follows_the_schema(corpus: pyt
     assert "commit" not in data["run"]  # pytester's folder is no git checkout
     assert data["environment"]["frameworks"]["numpy"]["devices"] == ["cpu"]
     assert data["cases"]["views.expand.diverges"]["productions"] == [
-        {"step": 1, "operation": "method:reshape", "result": "y", "input": "x"}]
+        {"step": 1, "operation": "method:reshape", "result": "y", "input": "x", "layout": "contiguous"}]
 
 
 def test_skipped_item_has_a_record_with_the_reason(corpus: pytest.Pytester) -> None:

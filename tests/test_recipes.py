@@ -171,7 +171,7 @@ cases:
 
 
 def test_the_operation_recipe(checkout: Path) -> None:
-    edit(checkout / "adapters" / "numpy_adapter.py", '"method:ravel": lambda x: x.ravel(),',
+    edit(checkout / "adapters" / "numpy_adapter.py", '"method:ravel": lambda x, *a, **kw: x.ravel(*a, **kw),',
          '            "fn:fliplr": lambda x: np().fliplr(x),\n')
     # an entry of the adapter's own that calls the operation of the same name, arguments as written
     spellings = checkout / "tests" / "test_spellings.py"

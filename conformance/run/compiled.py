@@ -361,7 +361,7 @@ class CompiledRunner:
                 except Exception:
                     pass
             now = _warning_texts(caught)
-            new = list(dict.fromkeys(t for t in now if t not in seen))  # (each call may warn)
+            new = [t for t in now if t not in seen]
             if new:
                 self.records[self.top[count - 1].flat()[-1].number - 1].warnings = new
                 seen += new

@@ -202,11 +202,23 @@ def declared_contracts(contracts: declared.Contracts,
     return dict(by_key)
 
 
-def _spelled(tables: Mapping[str, Mapping[str, spellings.Spelling]], fw: str, key: str) -> dict[str, Any]:
+def _spelling_table(fw: str) -> Mapping[str, spellings.Spelling] | None:
+    """``fw``'s spellings; None for a name of the results file no adapter is registered
+    under (a results file is data from anywhere: its names pick nothing to load)."""
+    if fw not in registry.adapter_specs():
+        return None
+    return spellings.table(fw)
+
+
+def _spelled(tables: Mapping[str, Mapping[str, spellings.Spelling] | None], fw: str, key: str) -> dict[str, Any]:
     """How ``fw`` spells the operation ``key`` (its calls, ``paddle.Tensor.reshape``); ``absent``:
     why it has none (its adapter's ``absent`` reason); ``untabled``: the suite's table for it has
-    no such entry (the framework may have one that no case has needed)."""
-    spelling = tables[fw].get(key)
+    no such entry (the framework may have one that no case has needed). Nothing for a
+    framework this checkout has no adapter for."""
+    table = tables[fw]
+    if table is None:
+        return {"calls": [], "absent": None, "untabled": False}
+    spelling = table.get(key)
     if spelling is None:
         return {"calls": [], "absent": None, "untabled": True}
     return {"calls": list(spelling.calls), "absent": spelling.absent, "untabled": False}
@@ -217,7 +229,7 @@ def _op_pages(report: Report, ops: dict[str, OpGroup], rows: dict[str, Row],
     pages = []
     declarations = declared_contracts(declared.packaged(), declared.paddle_packaged())
     columns = report.frameworks + report.modes  # the compiled modes are columns of an operation's page
-    tables = {fw: spellings.table(fw) for fw in columns}
+    tables = {fw: _spelling_table(fw) for fw in columns}
     index_rows: list[dict[str, Any]] = []
     for name, group in ops.items():
         index_rows.append({"name": name, "path": urls.op(name), "labels": group.labels,
