@@ -100,6 +100,10 @@ DIFFERENT_SITUATIONS = {
     "contracts.torch.inplace.clamp_.expanded": (
         "MindSpore's CPU build has no InplaceClampScalar kernel: the call is refused (other) before any overlap "
         "matters, where torch refuses the write into the expanded tensor's overlapping memory"),
+    "views.reshape.copy_false_of_transposed": (
+        "reshape(..., copy=False): NumPy and array-api-strict take the keyword and refuse the copy it would need "
+        "(not_contiguous_view), where torch, Paddle, JAX's Array.reshape, TensorFlow and MindSpore have no such "
+        "keyword and refuse it (type_error)"),
     "layers.relu_.int_tensor": (
         "MindSpore's CPU build has no InplaceReLU kernel for any dtype (other), where Paddle lacks "
         "only the int64 one (unsupported_dtype)"),
