@@ -887,7 +887,7 @@ def numpy_input(spec: Any) -> Any:
         # array, which a 0-d complex input must not become
         array = np.asarray(array + 1j * np.array(spec.imag, dtype=dtype)).astype(spec.dtype)
     array = array.reshape(spec.shape)
-    if getattr(spec, "align", None):
+    if spec.align:
         array = aligned_copy(array, spec.align)
     if not spec.writeable:
         array.flags.writeable = False

@@ -252,10 +252,15 @@ def _is_int(e: Expr | None) -> bool:
     return isinstance(e, Const) and type(e.value) is int
 
 
+def index_parts(index: Expr | None) -> tuple[Expr | None, ...]:
+    """The parts of ``x[index]``: each item of a tuple index (``x[1:, 0]``), else the index."""
+    return index.items if isinstance(index, Seq) and index.tuple_ else (index,)
+
+
 def index_kind(index: Expr | None) -> str:
     """``basic`` for ints (negative ones too), slices, ``None`` and ``...`` (NumPy's
     view-producing indexing), ``advanced`` for lists and tensors."""
-    parts = index.items if isinstance(index, Seq) and index.tuple_ else (index,)
+    parts = index_parts(index)
     basic = all(isinstance(p, SliceExpr) or _is_int(p) or (isinstance(p, Const) and (p.value is None
                                                                                       or p.value is Ellipsis))
                 for p in parts)

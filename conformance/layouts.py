@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from conformance.ir import Const, NameTarget, Op, PyOp, Ref, Seq, SliceExpr, Step, index_kind, productions
+from conformance.ir import Const, NameTarget, Op, PyOp, Ref, SliceExpr, Step, index_kind, index_parts, productions
 
 CONTIGUOUS = "contiguous"
 ZERO_D = "0-d"
@@ -57,8 +57,7 @@ def _value_layout(value: Any, layouts: dict[str, str]) -> str:
         source = value.args[0]
         if index_kind(value.args[1]) != "basic":
             return CONTIGUOUS  # advanced indexing gathers into a new array
-        index = value.args[1]
-        parts = index.items if isinstance(index, Seq) and index.tuple_ else (index,)
+        parts = index_parts(value.args[1])
         slices = [p for p in parts if isinstance(p, SliceExpr)]
         if any(s.step is not None and not _is_const(s.step, 1) for s in slices):
             return STRIDED
@@ -106,12 +105,13 @@ def production_layouts(given: Iterable[Any], steps: Sequence[Step]) -> dict[tupl
     steps (:func:`conformance.ir.productions`). A name keeps the layout of its last binding:
     an in-place write (``x += 1``, ``x.add_(y)``) does not change it."""
     layouts = given_layouts(given)
-    wanted = {(n, source) for n, _, _, source in productions(steps)}
+    inputs_at: dict[int, set[str]] = {}  # step number -> the inputs of its productions
+    for number, _, _, source in productions(steps):
+        inputs_at.setdefault(number, set()).add(source)
     out: dict[tuple[int, str], str] = {}
     for flat in (s for step in steps for s in step.flat()):
-        for number, source in wanted:
-            if number == flat.number:
-                out.setdefault((number, source), layouts.get(source, CONTIGUOUS))
+        for source in inputs_at.get(flat.number, ()):
+            out[(flat.number, source)] = layouts.get(source, CONTIGUOUS)
         if flat.kind == "assign" and all(isinstance(t, NameTarget) for t in flat.targets):
             made = _value_layout(flat.value, layouts)
             for target in flat.targets:

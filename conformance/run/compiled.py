@@ -81,8 +81,9 @@ class CompiledRunner:
         self.bound_at = dict(eager.bound_at)
         # the top-level steps of every call, numbered on from call to call (Case.called): the
         # compiled function is compiled once and called case.calls times on the same inputs
-        self.top = case.called().steps
-        self.records = [StepRecord(s.number, s.text, s.location) for s in case.called().flat_steps()]
+        called = case.called()
+        self.top = called.steps
+        self.records = [StepRecord(s.number, s.text, s.location) for s in called.flat_steps()]
         self.failed: StepRecord | None = None
         self.first_version: dict[int, int | None] = {}
         self.keep: list[Any] = []
