@@ -2,7 +2,7 @@
 and time to the first finding from fresh seeds.
 
     python benchmarks/discover.py [--seconds 60] [--seeds 1,2,3]
-    python benchmarks/discover.py --targets [--seconds 3600] [--seed 31]
+    python benchmarks/discover.py --targets [--seconds 3600] [--seed 31] [--jobs 2]
 
 ``--targets`` is issue 36's measurement: one run from a fresh seed (torch, NumPy, Paddle and
 torch_compile by default), then per framework the programs refused or not run by reason,
@@ -26,10 +26,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def discover(frameworks: str, seconds: float, seed: int) -> dict:
+def discover(frameworks: str, seconds: float, seed: int, jobs: int = 1) -> dict:
     out = Path(tempfile.mkdtemp(prefix="conformance-bench-discover-"))
     subprocess.run([sys.executable, "-m", "conformance", "discover", "--frameworks", frameworks, "--seconds",
-                    str(seconds), "--seed", str(seed), "--out", str(out)], cwd=ROOT, check=True, capture_output=True)
+                    str(seconds), "--seed", str(seed), "--jobs", str(jobs), "--out", str(out)], cwd=ROOT, check=True,
+                   capture_output=True)
+    print(f"(findings, cases and upstream drafts of this run: {out})", file=sys.stderr)
     return json.loads((out / "findings.json").read_text())
 
 
@@ -40,9 +42,11 @@ def main() -> None:
     parser.add_argument("--targets", action="store_true", help="issue 36's targets from one run (--seed)")
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--frameworks", default="torch,numpy,paddle,torch_compile")
+    parser.add_argument("--jobs", type=int, default=2, help="--targets: runs at once (conformance discover --jobs; "
+                                                            "default 2, the cores the targets are set for)")
     args = parser.parse_args()
     if args.targets:
-        targets(args.frameworks, args.seconds, args.seed)
+        targets(args.frameworks, args.seconds, args.seed, args.jobs)
         return
     print("| frameworks | programs/s | findings | programs showing a known bug |")
     print("|---|---:|---|---:|")
@@ -62,10 +66,10 @@ def main() -> None:
               f"{'-' if first is None else f'{first:.1f} s'} | {what} | {known} |")
 
 
-def targets(frameworks: str, seconds: float, seed: int) -> None:
-    r = discover(frameworks, seconds, seed)
+def targets(frameworks: str, seconds: float, seed: int, jobs: int) -> None:
+    r = discover(frameworks, seconds, seed, jobs)
     print(f"{r['programs']} programs in {r['seconds']:.0f} s ({r['programs'] / r['seconds']:.1f}/s), "
-          f"frameworks {frameworks}, seed {seed}")
+          f"frameworks {frameworks}, seed {seed}, {jobs} job(s)")
     print()
     print("| framework | refused or not run | by reason |")
     print("|---|---:|---|")

@@ -44,13 +44,16 @@ from conformance.discover.programs import (
     spelling_twin,
 )
 from conformance.discover.run import (
+    ROUND,
     Discovery,
     Found,
     case_of,
     discover,
+    discover_in_parallel,
     distinct,
     finding_case_text,
     findings_page,
+    merged,
     observed_of,
     room,
     run_program,
@@ -629,3 +632,55 @@ def test_each_refusal_reason_shows_the_first_refused_program_and_its_error_escap
     assert example.startswith("RuntimeError: The kernel | *Fill* unregistered. (in: ")
     page = findings_page(result)
     assert "- mindspore, other: RuntimeError: The kernel \\| \\*Fill\\* unregistered. (in: " in page
+
+
+def test_a_finding_met_at_the_end_of_the_budget_is_shrunk_and_reproduced(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the budget is spent by the very program that shows the bug: Hypothesis' replays of it
+    # while it shrinks must still run it, or the finding would read "not reproduced"
+    import conformance.discover.run as discover_run
+
+    def crashing(program: Program, frameworks: list[str], sandbox: object) -> list[Observation]:
+        return [Observation("paddle", "3.3.1", status="error", reason="timed out after 10 s")]
+
+    monkeypatch.setattr(discover_run, "run_program", crashing)
+    result = discover(["paddle"], max_programs=1, seed=1)
+    assert len(result.found) == 1 and not result.found[0].flaky
+    assert result.programs > 1  # the shrinking's runs are counted, past the budget
+
+
+def test_runs_on_shards_of_a_seed_draw_between_them_the_programs_of_one_run() -> None:
+    one = discover(["numpy"], max_programs=2 * ROUND, seed=3)
+    two = discover_in_parallel(["numpy"], 2, max_programs=2 * ROUND, seed=3)
+    assert one.found == [] and two.found == []  # nothing to shrink: the rounds are whole
+    assert two.programs == one.programs == 2 * ROUND
+    assert two.drawn == one.drawn and two.refusals == one.refusals and two.decisions == one.decisions
+
+
+def test_the_runs_of_a_parallel_discovery_are_merged_without_repeating_a_finding() -> None:
+    bug = Finding("crash", "paddle", Program((2,), (Step("fill_", "x", (100.0,)),)), "timed out")
+    wider = Finding("crash", "paddle", Program((2,), (Step("fill_", "x", (100.0,)), Step("zero_", "x"))), "timed out")
+    first = Discovery(["paddle"], 5, programs=10, seconds=4.0, first_bug=3.0, room=["fill_"],
+                      found=[Found(bug, [], 3.0), Found(bug, [], 3.5, known=PADDLE_STALE.name)])
+    second = Discovery(["paddle"], 5, programs=12, seconds=5.0, first_bug=2.0, room=["fill_"],
+                       found=[Found(bug, [], 2.5), Found(wider, [], 2.8), Found(bug, [], 1.0, known=PADDLE_STALE.name)])
+    first.refusals[("paddle", "crash")] += 2
+    second.refusals[("paddle", "crash")] += 3
+    first.refusal_examples[("paddle", "crash")] = "the first run's"
+    second.refusal_examples[("paddle", "crash")] = "the second run's"
+    first.precision[PADDLE_STALE.name], second.precision[PADDLE_STALE.name] = (1, 2), (3, 3)
+    first.drawn["fill_"], second.drawn["fill_"] = 4, 6
+    merged_result = merged([first, second])
+    assert merged_result.programs == 22 and merged_result.seconds == 5.0 and merged_result.first_bug == 2.0
+    # one finding per kind, the earliest; the wider program is one the smaller one stands for
+    assert [(f.seconds, f.known) for f in merged_result.found] == [(1.0, PADDLE_STALE.name), (2.5, None)]
+    assert merged_result.refusals[("paddle", "crash")] == 5
+    assert merged_result.refusal_examples[("paddle", "crash")] == "the first run's"
+    assert merged_result.precision[PADDLE_STALE.name] == (4, 5) and merged_result.drawn["fill_"] == 10
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1", "two", "65"])
+def test_the_command_refuses_a_number_of_jobs_it_cannot_run(jobs: str) -> None:
+    refused = subprocess.run([sys.executable, "-m", "conformance", "discover", "--frameworks", "numpy",
+                              "--programs", "5", "--jobs", jobs], capture_output=True, text=True, cwd=ROOT)
+    assert refused.returncode == 2
+    assert "is not a number of runs from 1 to 64; give the number of cores to use, e.g. --jobs 2" in refused.stderr

@@ -285,6 +285,11 @@ def test_above_the_pair_limit_the_steps_relations_are_probed() -> None:
     assert not {("c", "x"), ("e", "c"), ("u", "t"), ("t", "x")} & pairs
     assert set(probe_expect(case).checks["same_storage"]) == pairs
 
+    # a compiled mode observes only what its caller holds (names_only): z stays related to x
+    # through y, which is left out (before, leaving a made name out raised ValueError)
+    held = [n for n in names if n != "y"]
+    assert ("z", "x") in related_pairs(case, held) and ("y", "x") not in related_pairs(case, held)
+
 
 def test_above_the_pair_limit_each_result_is_paired_with_the_out_tensors_it_was_written_into() -> None:
     """``r, r1 = sort(x, out=(o, o1))``: the out tensors are no source of the results (x is),

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import platform
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -172,7 +174,10 @@ def _everywhere(frameworks: list[str]) -> Callable[[str], bool]:
 
 
 def discover(frameworks: list[str], seconds: float | None = None, max_programs: int | None = None,
-             seed: int = 0, sandbox: Sandbox | None = None) -> Discovery:
+             seed: int = 0, sandbox: Sandbox | None = None, shard: tuple[int, int] = (0, 1)) -> Discovery:
+    """Programs drawn and checked until the budget is spent. ``shard`` (k, n): the rounds
+    k, k + n, k + 2n, ... of the seed's sequence of rounds, so that n runs with the shards
+    0..n-1 of one seed draw, between them, the rounds one run draws (discover_in_parallel)."""
     result = Discovery(list(frameworks), seed)
     view_ops, write_ops = room(frameworks)
     no_grad = _everywhere(frameworks)("block:no_grad")
@@ -185,8 +190,14 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
         return ((seconds is not None and time.monotonic() - began >= seconds)
                 or (max_programs is not None and result.programs >= max_programs))
 
+    # a round whose property failed is shrinking: its programs run whatever the budget says,
+    # or the replays of the failing program would pass once the budget is spent and the finding
+    # would read "not reproduced" (Hypothesis's FlakyFailure) when it is not
+    shrinking = False
+
     def check(program: Program) -> None:
-        if over():
+        nonlocal shrinking
+        if over() and not shrinking:
             return
         result.programs += 1
         result.drawn.update(step.op for step in program.steps + program.twin)
@@ -213,15 +224,18 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
                 # a known bug: reported once, with its minimal program; afterwards counted
                 result.triaged[rule.name] += 1
                 if rule.name not in reported:  # added once handled: Hypothesis replays the program
+                    shrinking = True
                     raise _NewFinding(Found(finding, observations, time.monotonic() - began, known=rule.name))
                 sample = result.absorbed.setdefault(rule.name, [])
                 if len(sample) < PRECISION_SAMPLE and all(f.finding.program != program for f in sample):
                     sample.append(Found(finding, observations, time.monotonic() - began, known=rule.name))
             elif not known(finding, signatures):
+                shrinking = True
                 raise _NewFinding(Found(finding, observations, time.monotonic() - began))
 
-    round_number = 0
+    round_number, every = shard
     while not over():
+        shrinking = False
         prop = given(programs(view_ops, write_ops, no_grad=no_grad))(check)
         prop = settings(max_examples=ROUND, database=None, deadline=None, derandomize=False,
                         suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
@@ -247,11 +261,82 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
                     signatures.add(inner.found.finding.signature())
                     reported.update(name for name in (inner.found.known,) if name is not None)
                     result.found.append(inner.found)
-        round_number += 1
+        round_number += every
     result.seconds = time.monotonic() - began
     measure_precision(result, signatures, frameworks, sandbox)
     result.found = distinct(result.found)
     return result
+
+
+def discover_in_parallel(frameworks: list[str], jobs: int, seconds: float | None = None,
+                         max_programs: int | None = None, seed: int = 0,
+                         case_timeout: float | None = None) -> Discovery:
+    """``jobs`` runs of :func:`discover` at once, each in a process of its own with a sandbox
+    of its own, on the shards of the seed's rounds (round k to run k mod ``jobs``), merged
+    into one result (:func:`merged`). A program compiled by torch.compile costs a core for a
+    fifth of a second or more, and one run uses one core: on n cores, n runs check about n
+    times the programs in the same time. Each run has the whole time budget and its share of
+    a program budget. With ``case_timeout`` None, programs run in the workers' own processes
+    (no sandbox: tests)."""
+    if jobs == 1:
+        sandbox = None if case_timeout is None else Sandbox(case_timeout)
+        try:
+            return discover(frameworks, seconds, max_programs, seed, sandbox)
+        finally:
+            if sandbox is not None:
+                sandbox.close()
+    budgets = [None if max_programs is None else max_programs // jobs + (k < max_programs % jobs)
+               for k in range(jobs)]
+    # spawn, not fork: a forked worker would inherit whatever framework this process loaded
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        runs = [pool.submit(_shard, frameworks, seconds, budgets[k], seed, (k, jobs), case_timeout)
+                for k in range(jobs)]
+        return merged([run.result() for run in runs])
+
+
+def _shard(frameworks: list[str], seconds: float | None, max_programs: int | None, seed: int,
+           shard: tuple[int, int], case_timeout: float | None) -> Discovery:
+    """One worker of discover_in_parallel: a run on its shard, with a sandbox of its own."""
+    sandbox = None if case_timeout is None else Sandbox(case_timeout)
+    try:
+        return discover(frameworks, seconds, max_programs, seed, sandbox, shard)
+    finally:
+        if sandbox is not None:
+            sandbox.close()
+
+
+def merged(results: list[Discovery]) -> Discovery:
+    """One result of several runs on shards of one seed (discover_in_parallel): programs,
+    counts and refusals added up, the first refusal example of each reason, the rules'
+    precision samples added up, the time the longest run took, and the findings of all the
+    runs, earliest first, less repeats: two runs may each find and shrink a bug of the same
+    kind (the same signature, or the same known rule), and a finding another run's stands for
+    (distinct) goes too."""
+    out = Discovery(list(results[0].frameworks), results[0].seed)
+    out.room = list(results[0].room)
+    out.seconds = max(r.seconds for r in results)
+    out.first_bug = min((r.first_bug for r in results if r.first_bug is not None), default=None)
+    for r in results:
+        out.programs += r.programs
+        out.decisions.update(r.decisions)
+        out.triaged.update(r.triaged)
+        out.drawn.update(r.drawn)
+        out.refusals.update(r.refusals)
+        for reason, example in r.refusal_examples.items():
+            out.refusal_examples.setdefault(reason, example)
+        for name, sample in r.absorbed.items():
+            out.absorbed.setdefault(name, []).extend(sample)
+        for name, (kept, sampled) in r.precision.items():
+            was_kept, was_sampled = out.precision.get(name, (0, 0))
+            out.precision[name] = (was_kept + kept, was_sampled + sampled)
+    seen: set[object] = set()
+    for found in sorted((f for r in results for f in r.found), key=lambda f: (f.flaky, f.seconds)):
+        key = found.known if found.known is not None else found.finding.signature()
+        if key not in seen:
+            seen.add(key)
+            out.found.append(found)
+    out.found = distinct(sorted(out.found, key=lambda f: f.seconds))
+    return out
 
 
 def measure_precision(result: Discovery, signatures: set[tuple[str, str, frozenset[str]]], frameworks: list[str],

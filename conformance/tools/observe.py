@@ -20,7 +20,7 @@ where it says more. The error and the first warning come from the step records.
 from __future__ import annotations
 
 import json
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -73,8 +73,10 @@ def related_pairs(case: Case, names: list[str]) -> list[tuple[str, str]]:
     """The pairs of names the steps relate, (later, earlier): a result and what it was made
     from, however many steps apart (a view of a view and its base), and two results made from
     the same name (the halves of a split, two slices of one input)."""
-    ancestors: dict[str, set[str]] = {n: set() for n in names}
-    for result, source in sorted(made_pairs(case), key=lambda p: names.index(p[0])):
+    # over every name the steps bind, in step order, so that two names related through one
+    # left out of ``names`` (a compiled function's intermediate) stay related
+    ancestors: dict[str, set[str]] = defaultdict(set)
+    for _, _, result, source in productions(case.steps):
         ancestors[result] |= {source} | ancestors[source]
     written = out_pairs(case)
     return [(a, b) for i, a in enumerate(names) for b in names[:i]

@@ -11,6 +11,7 @@ from conformance.escaping import for_terminal
 from conformance.tools.commands.common import framework_list, print_error
 
 DISCOVER_TIMEOUT_S = 10.0  # conformance discover's --case-timeout
+MAX_JOBS = 64  # --jobs: each run is a process with a child per framework
 
 
 def add_parser(sub: Any) -> None:
@@ -27,7 +28,21 @@ def add_parser(sub: Any) -> None:
     # process in glibc's abort) should cost seconds, not the corpus's minute
     dsc.add_argument("--case-timeout", metavar="SECONDS", type=float, default=DISCOVER_TIMEOUT_S,
                      help=f"per program and framework (default {DISCOVER_TIMEOUT_S:g}; 0 = none)")
+    dsc.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
+                     help="runs at once, each on its share of the seed's programs, in a process of its own "
+                          "(default 1; one per core: a compiled mode's programs cost a core each)")
     dsc.set_defaults(func=cmd_discover)
+
+
+def _jobs(text: str) -> int:
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if not 1 <= jobs <= MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of runs from 1 to {MAX_JOBS}; give the "
+                                         "number of cores to use, e.g. --jobs 2")
+    return jobs
 
 
 def cmd_discover(args: argparse.Namespace, extra: list[str]) -> int:
@@ -37,9 +52,8 @@ def cmd_discover(args: argparse.Namespace, extra: list[str]) -> int:
         print("conformance discover: it needs Hypothesis, which generates and shrinks the programs: "
               "pip install 'conformance[discover]'", file=sys.stderr)
         return 2
-    from conformance.discover.run import GeneratorError, discover, write
+    from conformance.discover.run import GeneratorError, discover_in_parallel, write
     from conformance.report.outputs import OutputError, check_folder, error_text, linked_component
-    from conformance.run.sandbox import Sandbox
 
     if args.seconds is None and args.programs is None:
         print("conformance discover: give a budget: --seconds N or --programs N", file=sys.stderr)
@@ -59,14 +73,12 @@ def cmd_discover(args: argparse.Namespace, extra: list[str]) -> int:
     except OutputError as exc:
         print_error(f"conformance discover: {exc}")
         return 2
-    sandbox = Sandbox(args.case_timeout)
     try:
-        result = discover(names, seconds=args.seconds, max_programs=args.programs, seed=args.seed, sandbox=sandbox)
+        result = discover_in_parallel(names, args.jobs, seconds=args.seconds, max_programs=args.programs,
+                                      seed=args.seed, case_timeout=args.case_timeout)
     except GeneratorError as exc:
         print_error(f"conformance discover: {exc}")
         return 1
-    finally:
-        sandbox.close()
     try:
         paths = write(result, out)
     except OSError as exc:
