@@ -12,10 +12,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, find, given, settings
 
 from conformance import registry
+from conformance.discover.derived import DOMAIN, derived_writes, ufunc_of
 from conformance.discover.generate import programs
 from conformance.discover.model import COPY, REBIND, VIEW, explanations, finite_difference_gradient, predict
 from conformance.discover.oracles import (
@@ -38,6 +40,7 @@ from conformance.discover.programs import (
     WRITES_BY_NAME,
     Program,
     Step,
+    all_writes,
     clone_twin,
     out_of_place_twin,
     shape_after,
@@ -55,6 +58,7 @@ from conformance.discover.run import (
     findings_page,
     merged,
     observed_of,
+    register_derived,
     room,
     run_program,
     simpler,
@@ -66,6 +70,9 @@ from conformance.load.reader import load_text
 from conformance.tools.observe import Observation, observe
 
 ROOT = Path(__file__).resolve().parent.parent
+# the writes derived from the tables' in-place entries, drawn by every strategy below as a run
+# draws them (conformance.discover.derived)
+DERIVED = register_derived()
 PADDLE_STALE = next(r for r in KNOWN if isinstance(r, PaddleStaleGradientAfterAliasedWrite))
 
 # Paddle 3.3.1's narrow of a view with a storage offset: v2 reads x[0], not x[1] (x = [2, 3])
@@ -298,7 +305,11 @@ def test_each_operation_is_an_entry_of_the_tables_and_a_run_draws_those_every_fr
     for op in (*VIEW_OPS, *WRITE_OPS):
         assert op.key in known_keys or op.key in python, op
     views, writes = room(["torch"])
-    assert views == {op.name for op in VIEW_OPS} and writes == {op.name for op in WRITE_OPS}
+    table = registry.get_adapter("torch").ops
+    derived = {op.name for op in all_writes()
+               if op.derived and op.key in table and getattr(table[op.key], "not_applicable", None) is None}
+    assert "sin_" in derived and "mod_" not in derived  # mod_ is Paddle's spelling: torch's table says absent
+    assert views == {op.name for op in VIEW_OPS} and writes == {op.name for op in WRITE_OPS} | derived
     numpy_views, numpy_writes = room(["numpy", "jax"])  # JAX is immutable: it narrows nothing
     assert "narrow" not in numpy_views and "detach" not in numpy_views and "permute" in numpy_views
     assert "add_" not in numpy_writes and {"iadd", "imul_t", "setitem_t", "setitem"} <= numpy_writes
@@ -684,3 +695,70 @@ def test_the_command_refuses_a_number_of_jobs_it_cannot_run(jobs: str) -> None:
                               "--programs", "5", "--jobs", jobs], capture_output=True, text=True, cwd=ROOT)
     assert refused.returncode == 2
     assert "is not a number of runs from 1 to 64; give the number of cores to use, e.g. --jobs 2" in refused.stderr
+
+
+def test_an_in_place_entry_is_derived_from_numpys_ufunc_of_its_name_or_not_at_all() -> None:
+    made = {op.name: op for op in derived_writes(["method:sin_", "method:atan2_", "method:greater_", "method:add_",
+                                                   "method:sigmoid_", "method:bitwise_and_", "method:ldexp_",
+                                                   "method:round_", "fn:cos", "method:sin"])}
+    # add_ is written in programs.py; sigmoid_ and round_ have no ufunc of their name; NumPy's
+    # bitwise_and and ldexp take no float64 pair; fn:cos and method:sin are no in-place entries
+    assert set(made) == {"sin_", "atan2_", "greater_"}
+    assert all(op.derived and not op.analytic for op in made.values())
+    assert made["sin_"].render("v1", ()) == "v1.sin_()" and not made["sin_"].operand
+    assert made["atan2_"].render("v1", ("x",)) == "v1.atan2_(x)" and made["atan2_"].operand
+    values, other = np.array([2.0, 3.0]), np.array([3.0, 2.0])
+    assert made["greater_"].apply(values, ("x",), other).tolist() == [0.0, 1.0]  # a boolean, written as 0.0 / 1.0
+    assert ufunc_of("gcd") is None and ufunc_of("not_a_function") is None and ufunc_of("arctan2") is np.arctan2
+
+
+def test_a_new_in_place_entry_of_a_table_is_drawn_without_a_line_of_the_generator(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # method:cbrt_ is in no table: torch has no Tensor.cbrt_. Give torch's table the entry
+    # and the vocabulary its key, and a run on torch draws it, rendered, as the loader reads it
+    import dataclasses
+
+    import conformance.discover.run as discover_run
+
+    vocabulary = registry.vocabulary()
+    widened = dataclasses.replace(vocabulary, operations=set(vocabulary.operations or ()) | {"method:cbrt_"})
+    monkeypatch.setattr(registry, "vocabulary", lambda: widened)
+    monkeypatch.setitem(registry.get_adapter("torch").ops, "method:cbrt_", lambda x: x.pow_(1.0 / 3.0))
+    monkeypatch.setattr(discover_run, "registry", registry)
+    monkeypatch.delitem(WRITES_BY_NAME, "cbrt_", raising=False)
+    try:
+        _, writes = room(["torch"])
+        assert "cbrt_" in writes and WRITES_BY_NAME["cbrt_"].derived
+        assert "cbrt_" not in room(["torch", "paddle"])[1]  # Paddle's table has no such entry
+        drawn = find(programs(grad=False), lambda p: any(s.op == "cbrt_" for s in p.steps))
+        assert any(line.endswith(".cbrt_()") for line in drawn.statements())
+        assert case_of(drawn).flat_steps()  # the loader reads it with the widened vocabulary
+    finally:
+        WRITES_BY_NAME.pop("cbrt_", None)
+
+
+def test_every_derived_write_drawn_on_torch_gives_the_values_of_numpys_function() -> None:
+    # each derived write once, on a view of an input of both signs, with and without an
+    # operand that overlaps its target: torch eager holds what the model (NumPy's ufunc) says
+    _, writes = room(["torch"])
+    derived = sorted(name for name in writes if WRITES_BY_NAME[name].derived)
+    assert len(derived) >= 50
+    for name in derived:
+        last = Step(name, "x", ()) if not WRITES_BY_NAME[name].operand else Step(name, "v1", ("v2",))
+        program = Program((2, 3), (Step("slice", "x", (0, 1, 1), "v1"), Step("neg_", "v1", ()),
+                                   Step("slice", "x", (1, 2, 1), "v2"), last))
+        (observation,) = run_program(program, ["torch"], None)
+        observed = observed_of(observation)
+        assert observed.status == "ran" and observed.error is None, (name, observed.error)
+        assert explanations(program, observed.values)[0], (name, observed.values)
+
+
+def test_a_derived_write_reading_values_beyond_its_domain_is_judged_by_nothing() -> None:
+    within = Program((2,), (Step("sin_", "x", ()),))
+    beyond = Program((2,), (Step("mul_", "x", (DOMAIN,)), Step("sin_", "x", ())))
+    assert not predict(within, {}).undefined and predict(beyond, {}).undefined
+    # a wrong value a derived write shows is a kind of its own: it stands for no misplaced element
+    misplaced = Finding("model", "paddle", NARROW_TWICE, "s")
+    hypot = Finding("model", "paddle", Program((1,), (Step("slice", "x", (0, 1, 1), "v1"),
+                                                     Step("hypot_", "v1", ("v1",)))), "s")
+    assert "hypot_" in hypot.signature()[2] and not known(hypot, {misplaced.signature()})

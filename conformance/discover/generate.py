@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from conformance.discover.programs import (
     TWINS,
     VIEW_OPS,
-    WRITE_OPS,
     WRITES_BY_NAME,
     Program,
     Shape,
     Step,
     ViewOp,
+    all_writes,
     shape_after,
     write_value,
 )
@@ -53,14 +53,14 @@ def constant(write: str, k: int) -> float:
 @st.composite
 def programs(draw: Any, view_ops: Collection[str] | None = None, write_ops: Collection[str] | None = None,
              grad: bool | None = None, no_grad: bool = True) -> Program:
-    """A program of the operations named (every one of VIEW_OPS and WRITE_OPS by default:
+    """A program of the operations named (every one of VIEW_OPS and programs.all_writes() by default:
     conformance.discover.run draws from those every framework of the run has); ``grad`` None
     draws whether it computes a gradient (False first, so that shrinking drops the gradient
     when the finding does not need it). With a gradient and ``no_grad``, an in-place write
     may be drawn in a ``no_grad`` block (not first, so that shrinking takes it out)."""
     with_grad = draw(st.booleans()) if grad is None else grad
     views = [op for op in VIEW_OPS if view_ops is None or op.name in view_ops]
-    writes = [op for op in WRITE_OPS if (write_ops is None or op.name in write_ops)
+    writes = [op for op in all_writes() if (write_ops is None or op.name in write_ops)
               and not (with_grad and not op.analytic)]
     shape = draw(shapes())
     n_views = draw(st.integers(1, MAX_VIEWS))

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from conformance.discover.derived import judged
 from conformance.discover.programs import VIEWS_BY_NAME, WRITES_BY_NAME, Program
 
 VIEW, COPY, IN_PLACE, REBIND = "view", "copy", "in place", "rebind"
@@ -94,6 +95,8 @@ def predict(program: Program, decisions: Mapping[int, str], data: np.ndarray | N
             continue
         write = WRITES_BY_NAME[step.op]
         operand = None if step.operand is None else read(step.operand).copy()  # read whole before the write
+        if write.derived and not all(judged(v) for v in (read(step.target), operand) if v is not None):
+            undefined = True  # outside the domain where implementations of its function agree
         if write.creates or (write.rebinds and decisions.get(i, IN_PLACE) == REBIND):
             target, made = read(step.target), step.no_grad
             if made:  # computed under no_grad: a constant
@@ -175,8 +178,11 @@ def mismatches(prediction: Prediction, observed: Mapping[str, object]) -> list[s
 
 
 def _equal(got: np.ndarray, want: np.ndarray) -> bool:
-    """Equal within 1e-9, NaN equal to NaN (np.allclose's rule, at a fraction of its cost)."""
-    close = np.abs(got - want) <= 1e-9
+    """Equal within 1e-9 of the larger of 1 and the value's magnitude (two float64
+    implementations of a derived write's function agree to an ulp or two; an element in the
+    wrong place is off by far more), an infinity equal to itself, NaN equal to NaN."""
+    with np.errstate(invalid="ignore"):
+        close = (np.abs(got - want) <= 1e-9 * np.maximum(1.0, np.abs(want))) | (got == want)
     return bool(close.all() or (close | (np.isnan(got) & np.isnan(want))).all())
 
 

@@ -45,7 +45,7 @@ import numpy as np
 from ruamel.yaml import YAML
 
 from conformance.discover.model import VIEW, decision_points, explanations, finite_difference_gradient, predict
-from conformance.discover.programs import SAME_VALUES, TWIN, VIEWS_BY_NAME, Program
+from conformance.discover.programs import SAME_VALUES, TWIN, VIEWS_BY_NAME, WRITES_BY_NAME, Program
 
 COVERAGE = Path(__file__).resolve().parent.parent / "data" / "coverage"
 
@@ -60,15 +60,17 @@ class Finding:
 
     def signature(self) -> tuple[str, str, frozenset[str]]:
         """The kind (crash, gradient, metamorphic, or a wrong value), the framework and the
-        operations that characterise it: a wrong value's view operations (its writes are
-        only the probe that shows where a view reads), every operation for the other kinds
+        operations that characterise it: a wrong value's view operations and derived writes
+        (its other writes are only the probe that shows where a view reads; a derived write's
+        function is NumPy's, which a framework may compute otherwise: conformance.discover.
+        derived), every operation for the other kinds
         (the in-place operation autograd or the rewrite got wrong matters as much as the
         view). A finding is known when one of the same kind and framework had a subset of its
         operations: a program that adds a slice to a known bug's program shows the same bug
         (:func:`known`)."""
         kind = self.oracle if self.oracle in ("crash", "gradient", "metamorphic", "refusal") else "wrong"
         steps = self.program.steps
-        ops = {s.op for s in steps if s.is_view or kind != "wrong"}
+        ops = {s.op for s in steps if s.is_view or kind != "wrong" or WRITES_BY_NAME[s.op].derived}
         return (kind, self.framework, frozenset(ops))
 
 
@@ -184,11 +186,18 @@ class Gradient(Oracle):
 
 
 def _close(a: Any, b: Any) -> bool:
+    """Equal to 1e-9 of the largest finite magnitude (at least 1), an infinity equal to
+    itself, NaN to NaN (a derived write's ``acos_`` of 100 is NaN in both)."""
     if a is None or b is None:
         return a is b
     x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    scale = max(1.0, float(np.max(np.abs(x))) if x.size else 1.0)
-    return x.shape == y.shape and bool(np.all(np.abs(x - y) <= 1e-9 * scale))
+    if x.shape != y.shape:
+        return False
+    finite = np.abs(x[np.isfinite(x)])
+    scale = max(1.0, float(finite.max()) if finite.size else 1.0)
+    with np.errstate(invalid="ignore"):
+        close = (np.abs(x - y) <= 1e-9 * scale) | (x == y) | (np.isnan(x) & np.isnan(y))
+    return bool(close.all())
 
 
 def twin_steps(program: Program) -> set[int]:

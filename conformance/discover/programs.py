@@ -284,6 +284,9 @@ class WriteOp:
     operand: bool = False  # args[0] is a name of the target's shape the operation reads
     # the out-of-place spelling of the same values (the metamorphic oracle's rewrite)
     out_of_place: str | None = None
+    # made from a table's in-place entry and NumPy's ufunc of its name (conformance.discover.
+    # derived), not written here: judged on its values within a domain, never on a gradient
+    derived: bool = False
 
 
 def _element_indices(shape: Shape) -> list[tuple[Any, ...]]:
@@ -379,6 +382,19 @@ WRITE_OPS: tuple[WriteOp, ...] = (
             lambda v, a, u: v - u, creates=True, operand=True),
 )
 WRITES_BY_NAME = {op.name: op for op in WRITE_OPS}
+
+
+def register_writes(ops: Sequence[WriteOp]) -> None:
+    """Add writes made elsewhere (conformance.discover.derived) to WRITES_BY_NAME, where the
+    generator draws, steps render and the model applies them; a name already there is kept
+    as it is (a derived write is made again the same from the same key)."""
+    for op in ops:
+        WRITES_BY_NAME.setdefault(op.name, op)
+
+
+def all_writes() -> tuple[WriteOp, ...]:
+    """WRITE_OPS and the writes registered after them, in that order."""
+    return tuple(WRITES_BY_NAME.values())
 
 
 @dataclass(frozen=True)

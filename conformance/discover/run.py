@@ -30,10 +30,11 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import FlakyFailure
 
 from conformance import registry
+from conformance.discover import derived
 from conformance.discover.generate import programs
 from conformance.discover.model import explanations
 from conformance.discover.oracles import ORACLES, Finding, Observed, known, parts
-from conformance.discover.programs import TWINS, VIEW_OPS, VIEWS_BY_NAME, WRITE_OPS, WRITES_BY_NAME, Program
+from conformance.discover.programs import TWINS, VIEW_OPS, VIEWS_BY_NAME, WRITES_BY_NAME, Program, all_writes
 from conformance.discover.triage import KNOWN, triaged
 from conformance.escaping import for_markdown
 from conformance.ir import results_of
@@ -157,20 +158,34 @@ def _refusal_example(program: Program, obs: Observed) -> str:
 
 
 def room(frameworks: list[str]) -> tuple[frozenset[str], frozenset[str]]:
-    """The view and write operations (programs.VIEW_OPS, WRITE_OPS) the programs of a run
+    """The view and write operations (programs.VIEW_OPS, all_writes()) the programs of a run
     draw from: those whose vocabulary key every framework of the run whose arrays can change
     has (its table's entry is not absent; Python's operators, indexing and item assignment
     every framework has). A program with an operation one framework lacks tells nothing on
     that framework; an immutable framework refuses every write (documented), whatever the
-    operation, so it narrows nothing."""
-    has = _everywhere(frameworks)
-    return frozenset(op.name for op in VIEW_OPS if has(op.key)), frozenset(op.name for op in WRITE_OPS if has(op.key))
+    operation, so it narrows nothing.
+
+    The writes include those derived from the tables' in-place entries (conformance.discover.
+    derived), each drawn where every such framework has an entry for its key (not only no
+    absent one: a method is no Python operator every framework has)."""
+    register_derived()
+    has, listed = _everywhere(frameworks), _everywhere(frameworks, listed=True)
+    return (frozenset(op.name for op in VIEW_OPS if has(op.key)),
+            frozenset(op.name for op in all_writes() if (listed if op.derived else has)(op.key)))
 
 
-def _everywhere(frameworks: list[str]) -> Callable[[str], bool]:
-    """Whether every framework of the run whose arrays can change has a key (see room)."""
+def register_derived() -> list[str]:
+    """The writes derived from the vocabulary's in-place entries, registered where steps
+    render and the model applies them (conformance.discover.derived.register)."""
+    return derived.register(registry.vocabulary().operations or ())
+
+
+def _everywhere(frameworks: list[str], listed: bool = False) -> Callable[[str], bool]:
+    """Whether every framework of the run whose arrays can change has a key (see room): with
+    ``listed``, an entry of its table; otherwise no absent one."""
     tables = [registry.get_adapter(fw).ops for fw in frameworks if registry.adapter_class(fw).immutable is None]
-    return lambda key: all(getattr(table.get(key), "not_applicable", None) is None for table in tables)
+    return lambda key: all((not listed or key in table) and getattr(table.get(key), "not_applicable", None) is None
+                           for table in tables)
 
 
 def discover(frameworks: list[str], seconds: float | None = None, max_programs: int | None = None,
@@ -278,6 +293,7 @@ def discover_in_parallel(frameworks: list[str], jobs: int, seconds: float | None
     times the programs in the same time. Each run has the whole time budget and its share of
     a program budget. With ``case_timeout`` None, programs run in the workers' own processes
     (no sandbox: tests)."""
+    register_derived()  # the workers' programs name derived writes, which merging reads here
     if jobs == 1:
         sandbox = None if case_timeout is None else Sandbox(case_timeout)
         try:
@@ -578,6 +594,7 @@ def write(result: Discovery, out: Path) -> list[Path]:
     then renamed over it, so a link at a name is replaced, never written through); a
     ``findings.yaml`` or ``upstream.md`` of an earlier run goes in the same step when this
     one has none."""
+    register_derived()  # a finding's steps may name derived writes (a result made elsewhere)
     numbered = [(n, found) for n, found in enumerate(result.found, 1) if not found.flaky]
     texts = [finding_case_text(found, n, result.seed) for n, found in numbered]
     cases = "".join(text if i == 0 else text.split("\n", 1)[1] for i, text in enumerate(texts))
