@@ -554,6 +554,18 @@ def test_each_known_bug_matches_the_program_that_showed_it_and_not_a_program_wit
     unwritten = Program((2,), (Step("setitem", "x", ((0,), 100.0)), Step("as_strided", "x", ((1,), (0,)), "v1")),
                         grad=True)  # the write before the view: not the saved input's
     assert triaged(Finding("refusal", "torch", unwritten, refused + "(modified_saved_tensor, at step 5)")) is None
+    itself = Program((1,), (Step("slice", "x", (0, 1, 1), "v1"), Step("hypot_", "v1", ("v1",))))
+    assert rule("model", "paddle", itself) == "paddle-hypot-aliased-operand"
+    apart = Program((2,), (Step("slice", "x", (0, 1, 1), "v1"), Step("clone", "v1", (), "v2"),
+                           Step("hypot_", "v1", ("v2",))))
+    assert rule("model", "paddle", apart) is None  # an operand of its own: a new bug
+    assert rule("model", "torch", itself) is None
+    spelled = Program((2,), (Step("iadd", "x", (100.0,)),), twin=(Step("add_", "x", (100.0,)),), relation="spelling")
+    no_shape = "AttributeError: 'float' object has no attribute 'shape'"
+    assert rule("metamorphic", "paddle", spelled, no_shape) == "paddle-scalar-operand"
+    assert rule("metamorphic", "paddle", spelled, "RuntimeError: something else") is None
+    named = Program((2,), (Step("iadd_t", "x", ("x",)),), twin=(Step("add_t", "x", ("x",)),), relation="spelling")
+    assert rule("metamorphic", "paddle", named, no_shape) is None  # a tensor operand: not the scalar refusal
 
 
 def test_every_known_bug_names_an_upstream_link_and_corpus_cases_that_exist() -> None:

@@ -570,6 +570,10 @@ class Lineage:
         """Whether another name may share ``name``'s memory now."""
         return any(n != name and line == self._of[name] for n, line in self._of.items())
 
+    def same(self, a: str, b: str) -> bool:
+        """Whether names ``a`` and ``b`` may share memory now (a name and itself do)."""
+        return self._of[a] == self._of[b]
+
 
 def out_of_place_twin(program: Program) -> tuple[Step, ...]:
     """``program`` with every in-place write into a tensor nothing else aliases rewritten

@@ -307,12 +307,57 @@ class PaddleAsStridedSavesItsInput(Known):
         return made is not None and any(not s.is_view for s in program.steps[made + 1:])
 
 
+class PaddleHypotReadsTheOperandItSquared(Known):
+    name = "paddle-hypot-aliased-operand"
+    summary = ("Paddle 3.3.1: Tensor.hypot_ is x.pow_(2).add_(y.pow(2)).sqrt_() in Python, so an operand that "
+               "shares memory with x is read after x was squared: x.hypot_(x) gives sqrt(x**2 + x**4) (found by "
+               "conformance discover; no upstream issue found)")
+    links = ("https://github.com/PaddlePaddle/Paddle/pull/57295",)
+    cases = ("inplace.hypot_.operand_is_the_receiver",)
+
+    def matches(self, finding: Finding) -> bool:
+        return (finding.oracle in ("model", "metamorphic", "documented-view") and finding.framework == "paddle"
+                and (_reads_its_target(finding.program.steps, "hypot_")
+                     or _reads_its_target(finding.program.twin, "hypot_")))
+
+
+def _reads_its_target(steps: tuple[Step, ...], op: str) -> bool:
+    """Whether a write ``op`` in ``steps`` has an operand that may share memory with its
+    target when it runs (the target itself, or a name of its lineage: programs.Lineage)."""
+    lineage = Lineage()
+    for step in steps:
+        if step.is_view:
+            lineage.view(step)
+            continue
+        if step.op == op and step.operand is not None and lineage.same(step.target, step.operand):
+            return True
+        if WRITES_BY_NAME[step.op].creates or WRITES_BY_NAME[step.op].rebinds:
+            lineage.rebind(step.target)
+    return False
+
+
+class PaddleMethodRefusesAScalar(Known):
+    name = "paddle-scalar-operand"
+    summary = ("Paddle 3.3.1: Tensor.add_ (sub_, multiply_, ...) with a Python number raises AttributeError "
+               "('float' object has no attribute 'shape') where its augmented assignment runs, so a spelling twin "
+               "that writes t += c as t.add_(c) is refused")
+    links = ("https://github.com/PaddlePaddle/Paddle/issues/43261",)
+    cases = ("inplace.add_.scalar_operand",)
+
+    def matches(self, finding: Finding) -> bool:
+        return (finding.oracle == "metamorphic" and finding.framework == "paddle"
+                and finding.program.relation == "spelling"
+                and any("object has no attribute 'shape'" in detail for detail in finding.details)
+                and any(not s.is_view and WRITES_BY_NAME[s.op].constant for s in finding.program.twin))
+
+
 KNOWN: tuple[Known, ...] = (PaddleStaleGradientAfterAliasedWrite(), PaddleNarrowOfOffsetView(),
                             PaddleNarrowGradientOfStridedView(), TorchCompileWriteThroughExpand(),
                             MindSporeArithmeticMethodsDoNotWrite(), PaddleContiguousRebuffersItsReceiver(),
                             MindSporeViewOfNonContiguousCopies(), MindSporeNoCloneKernel(),
                             MindSporeStaleGradientAfterAliasedWrite(), TorchCompileWriteThroughGappedUnfold(),
-                            PaddleOverlappingAsStridedGradient(), PaddleAsStridedSavesItsInput())
+                            PaddleOverlappingAsStridedGradient(), PaddleAsStridedSavesItsInput(),
+                            PaddleHypotReadsTheOperandItSquared(), PaddleMethodRefusesAScalar())
 
 
 def triaged(finding: Finding) -> Known | None:
