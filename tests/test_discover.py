@@ -774,3 +774,10 @@ def test_a_derived_write_reading_values_beyond_its_domain_is_judged_by_nothing()
     hypot = Finding("model", "paddle", Program((1,), (Step("slice", "x", (0, 1, 1), "v1"),
                                                      Step("hypot_", "v1", ("v1",)))), "s")
     assert "hypot_" in hypot.signature()[2] and not known(hypot, {misplaced.signature()})
+
+
+def test_a_run_whose_parent_is_gone_stops_drawing() -> None:
+    # a worker of --jobs asks whether the process that started it is still there
+    checks = iter([False] * 5 + [True] * 10_000)
+    result = discover(["numpy"], max_programs=1000, seed=3, stopped=lambda: next(checks))
+    assert 0 < result.programs < 10

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import os
 import platform
 import time
 from collections import Counter
@@ -189,10 +190,12 @@ def _everywhere(frameworks: list[str], listed: bool = False) -> Callable[[str], 
 
 
 def discover(frameworks: list[str], seconds: float | None = None, max_programs: int | None = None,
-             seed: int = 0, sandbox: Sandbox | None = None, shard: tuple[int, int] = (0, 1)) -> Discovery:
+             seed: int = 0, sandbox: Sandbox | None = None, shard: tuple[int, int] = (0, 1),
+             stopped: Callable[[], bool] = lambda: False) -> Discovery:
     """Programs drawn and checked until the budget is spent. ``shard`` (k, n): the rounds
     k, k + n, k + 2n, ... of the seed's sequence of rounds, so that n runs with the shards
-    0..n-1 of one seed draw, between them, the rounds one run draws (discover_in_parallel)."""
+    0..n-1 of one seed draw, between them, the rounds one run draws (discover_in_parallel).
+    ``stopped``: asked with the budget, ends the run early when true."""
     result = Discovery(list(frameworks), seed)
     view_ops, write_ops = room(frameworks)
     no_grad = _everywhere(frameworks)("block:no_grad")
@@ -203,7 +206,7 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
 
     def over() -> bool:
         return ((seconds is not None and time.monotonic() - began >= seconds)
-                or (max_programs is not None and result.programs >= max_programs))
+                or (max_programs is not None and result.programs >= max_programs) or stopped())
 
     # a round whose property failed is shrinking: its programs run whatever the budget says,
     # or the replays of the failing program would pass once the budget is spent and the finding
@@ -312,10 +315,14 @@ def discover_in_parallel(frameworks: list[str], jobs: int, seconds: float | None
 
 def _shard(frameworks: list[str], seconds: float | None, max_programs: int | None, seed: int,
            shard: tuple[int, int], case_timeout: float | None) -> Discovery:
-    """One worker of discover_in_parallel: a run on its shard, with a sandbox of its own."""
+    """One worker of discover_in_parallel: a run on its shard, with a sandbox of its own. It
+    stops drawing once the process that started it is gone (killed: nobody would merge
+    what it finds), instead of spending the rest of its budget."""
     sandbox = None if case_timeout is None else Sandbox(case_timeout)
+    parent = os.getppid()
     try:
-        return discover(frameworks, seconds, max_programs, seed, sandbox, shard)
+        return discover(frameworks, seconds, max_programs, seed, sandbox, shard,
+                        stopped=lambda: os.getppid() != parent)
     finally:
         if sandbox is not None:
             sandbox.close()
