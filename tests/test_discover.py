@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 
 from conformance import registry
-from conformance.discover.derived import DOMAIN, derived_writes, ufunc_of
+from conformance.discover.derived import DOMAIN, derived_writes, takes_out, ufunc_of
 from conformance.discover.generate import programs
 from conformance.discover.model import COPY, REBIND, VIEW, explanations, finite_difference_gradient, predict
 from conformance.discover.oracles import (
@@ -306,8 +306,10 @@ def test_each_operation_is_an_entry_of_the_tables_and_a_run_draws_those_every_fr
         assert op.key in known_keys or op.key in python, op
     views, writes = room(["torch"])
     table = registry.get_adapter("torch").ops
-    derived = {op.name for op in all_writes()
-               if op.derived and op.key in table and getattr(table[op.key], "not_applicable", None) is None}
+    torch = registry.get_adapter("torch")
+    derived = {op.name for op in all_writes() if op.derived and not op.out and op.key in table
+               and getattr(table[op.key], "not_applicable", None) is None}
+    derived |= {op.name for op in all_writes() if op.out and takes_out(torch, op.key)}
     assert "sin_" in derived and "mod_" not in derived  # mod_ is Paddle's spelling: torch's table says absent
     assert views == {op.name for op in VIEW_OPS} and writes == {op.name for op in WRITE_OPS} | derived
     numpy_views, numpy_writes = room(["numpy", "jax"])  # JAX is immutable: it narrows nothing
@@ -714,14 +716,30 @@ def test_an_in_place_entry_is_derived_from_numpys_ufunc_of_its_name_or_not_at_al
                                                    "method:sigmoid_", "method:bitwise_and_", "method:ldexp_",
                                                    "method:round_", "fn:cos", "method:sin"])}
     # add_ is written in programs.py; sigmoid_ and round_ have no ufunc of their name; NumPy's
-    # bitwise_and and ldexp take no float64 pair; fn:cos and method:sin are no in-place entries
-    assert set(made) == {"sin_", "atan2_", "greater_"}
+    # bitwise_and and ldexp take no float64 pair; method:sin is no in-place entry; fn:cos is
+    # written through its out=
+    assert set(made) == {"sin_", "atan2_", "greater_", "cos_out"}
     assert all(op.derived and not op.analytic for op in made.values())
+    assert made["cos_out"].out and made["cos_out"].render("v1", ("v2",)) == "cos(v2, out=v1)"
+    assert [op.render("v1", ("v2",)) for op in derived_writes(["fn:atan2", "fn:greater"])] == [
+        "atan2(v1, v2, out=v1)"]  # a boolean result has no out= form here
     assert made["sin_"].render("v1", ()) == "v1.sin_()" and not made["sin_"].operand
     assert made["atan2_"].render("v1", ("x",)) == "v1.atan2_(x)" and made["atan2_"].operand
     values, other = np.array([2.0, 3.0]), np.array([3.0, 2.0])
     assert made["greater_"].apply(values, ("x",), other).tolist() == [0.0, 1.0]  # a boolean, written as 0.0 / 1.0
     assert ufunc_of("gcd") is None and ufunc_of("not_a_function") is None and ufunc_of("arctan2") is np.arctan2
+    assert ufunc_of("matmul") is None  # a generalized ufunc: not elementwise
+
+
+def test_an_out_form_is_drawn_where_the_tables_function_takes_out() -> None:
+    torch, paddle, mindspore = (registry.get_adapter(fw) for fw in ("torch", "paddle", "mindspore"))
+    assert takes_out(torch, "fn:sin") and takes_out(torch, "fn:atan2")  # declared by torch's schemas
+    assert not takes_out(torch, "fn:conj")  # torch.conj has no out= variant
+    assert takes_out(registry.get_adapter("torch_compile"), "fn:sin")  # the table it compiles
+    assert takes_out(paddle, "fn:exp") and not takes_out(paddle, "fn:sin")  # its entry names out=; none
+    assert not takes_out(mindspore, "fn:exp")  # an entry that passes keywords on names no out=
+    assert {"sin_out", "atan2_out"} <= room(["torch"])[1] and "sin_out" not in room(["torch", "paddle"])[1]
+    assert "exp_out" in room(["torch", "paddle", "numpy"])[1] and "exp_out" not in room(["mindspore"])[1]
 
 
 def test_a_new_in_place_entry_of_a_table_is_drawn_without_a_line_of_the_generator(

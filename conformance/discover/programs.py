@@ -287,6 +287,9 @@ class WriteOp:
     # made from a table's in-place entry and NumPy's ufunc of its name (conformance.discover.
     # derived), not written here: judged on its values within a domain, never on a gradient
     derived: bool = False
+    # written through a function's out= argument (``sin(u, out=t)``): drawn only on frameworks
+    # whose table's function takes out= (conformance.discover.derived.takes_out)
+    out: bool = False
 
 
 def _element_indices(shape: Shape) -> list[tuple[Any, ...]]:

@@ -166,13 +166,20 @@ def room(frameworks: list[str]) -> tuple[frozenset[str], frozenset[str]]:
     that framework; an immutable framework refuses every write (documented), whatever the
     operation, so it narrows nothing.
 
-    The writes include those derived from the tables' in-place entries (conformance.discover.
+    The writes include those derived from the tables' entries (conformance.discover.
     derived), each drawn where every such framework has an entry for its key (not only no
-    absent one: a method is no Python operator every framework has)."""
+    absent one: a method is no Python operator every framework has), an out= form where each
+    such entry takes out= (derived.takes_out)."""
     register_derived()
     has, listed = _everywhere(frameworks), _everywhere(frameworks, listed=True)
+    mutable = [registry.get_adapter(fw) for fw in frameworks if registry.adapter_class(fw).immutable is None]
+
+    def out_everywhere(key: str) -> bool:
+        return all(derived.takes_out(adapter, key) for adapter in mutable)
+
     return (frozenset(op.name for op in VIEW_OPS if has(op.key)),
-            frozenset(op.name for op in all_writes() if (listed if op.derived else has)(op.key)))
+            frozenset(op.name for op in all_writes()
+                      if (out_everywhere if op.out else listed if op.derived else has)(op.key)))
 
 
 def register_derived() -> list[str]:
