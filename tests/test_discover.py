@@ -299,7 +299,7 @@ def test_the_model_explains_whatever_torch_does_with_a_generated_program(program
 
 
 def test_each_operation_is_an_entry_of_the_tables_and_a_run_draws_those_every_framework_has() -> None:
-    known_keys = registry.known_operations() | {"index:basic"}
+    known_keys = registry.known_operations() | {"index:basic", "index:advanced"}
     python = {"op:add", "op:sub", "op:mul", "op:truediv", "op:neg", "op:iadd", "op:isub", "op:imul", "op:itruediv",
               "op:setitem"}
     for op in (*VIEW_OPS, *WRITE_OPS):
@@ -556,6 +556,17 @@ def test_each_known_bug_matches_the_program_that_showed_it_and_not_a_program_wit
     unwritten = Program((2,), (Step("setitem", "x", ((0,), 100.0)), Step("as_strided", "x", ((1,), (0,)), "v1")),
                         grad=True)  # the write before the view: not the saved input's
     assert triaged(Finding("refusal", "torch", unwritten, refused + "(modified_saved_tensor, at step 5)")) is None
+    for view, args in (("narrow", (0, 0, 1)), ("unfold", (0, 1, 1))):
+        through = Program((2,), (Step(view, "x", args, "v1"), Step("fill_", "v1", (100.0,))), grad=True)
+        assert triaged(Finding("refusal", "torch", through, refused + "(modified_saved_tensor, at step 5)")) is not None
+    sliced = Program((2,), (Step("slice", "x", (0, 1, 1), "v1"), Step("fill_", "v1", (100.0,))), grad=True)
+    assert triaged(Finding("refusal", "torch", sliced, refused + "(modified_saved_tensor, at step 5)")) is None
+    itself_set = Program((2,), (Step("setitem_t", "x", ("x",)),), grad=True)
+    assert rule("refusal", "torch", itself_set) is None  # (the summary names no refusal)
+    found = triaged(Finding("refusal", "torch", itself_set, refused + "(modified_saved_tensor, at step 4)"))
+    assert found is not None and found.name == "paddle-setitem-of-itself"
+    other_set = Program((2,), (Step("slice", "x", (0, 2, 1), "v1"), Step("setitem_t", "x", ("v1",))), grad=True)
+    assert triaged(Finding("refusal", "torch", other_set, refused + "(modified_saved_tensor, at step 4)")) is None
     itself = Program((1,), (Step("slice", "x", (0, 1, 1), "v1"), Step("hypot_", "v1", ("v1",))))
     assert rule("model", "paddle", itself) == "paddle-hypot-aliased-operand"
     apart = Program((2,), (Step("slice", "x", (0, 1, 1), "v1"), Step("clone", "v1", (), "v2"),
@@ -787,6 +798,9 @@ def test_a_derived_write_reading_values_beyond_its_domain_is_judged_by_nothing()
     within = Program((2,), (Step("sin_", "x", ()),))
     beyond = Program((2,), (Step("mul_", "x", (DOMAIN,)), Step("sin_", "x", ())))
     assert not predict(within, {}).undefined and predict(beyond, {}).undefined
+    # a NaN a derived write leaves (arctanh of 2) is zeroed by zero_, as every framework does
+    nan_then_zero = Program((1,), (Step("arctanh_", "x", ()), Step("zero_", "x", ())))
+    assert predict(nan_then_zero, {}).values["x"].tolist() == [0.0]
     # a wrong value a derived write shows is a kind of its own: it stands for no misplaced element
     misplaced = Finding("model", "paddle", NARROW_TWICE, "s")
     hypot = Finding("model", "paddle", Program((1,), (Step("slice", "x", (0, 1, 1), "v1"),

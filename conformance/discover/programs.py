@@ -255,6 +255,24 @@ VIEW_OPS: tuple[ViewOp, ...] = (
            lambda sh: [tuple(2 if k == d else 1 for k in _dims(sh)) for d in _dims(sh)],
            lambda i, a: np.tile(i, a), copies=True),
 )
+
+
+def _index_lists(shape: Shape) -> list[tuple[Any, ...]]:
+    """(positions,) of dimension 0 for an index list: one to three positions, repeats and
+    any order included (``x[[2, 0, 0]]``)."""
+    if not shape:
+        return []
+    return [(p,) for k in (1, 2, 3) for p in itertools.product(range(shape[0]), repeat=k)]
+
+
+def _list_text(positions: Sequence[int]) -> str:
+    return "[" + ", ".join(map(str, positions)) + "]"
+
+
+# an index list (advanced indexing, ``x[[2, 0]]``): a copy in every framework (NumPy's and
+# torch's documented advanced indexing), of the rows it names, repeated as often as named
+VIEW_OPS += (ViewOp("take_rows", "index:advanced", lambda s, a: f"{s}[{_list_text(a[0])}]", _index_lists,
+                    lambda i, a: i[list(a[0])], copies=True),)
 VIEWS_BY_NAME = {op.name: op for op in VIEW_OPS}
 
 
@@ -351,7 +369,8 @@ WRITE_OPS: tuple[WriteOp, ...] = (
             out_of_place="neg"),
     WriteOp("square_", "method:square_", lambda t, a: f"{t}.square_()", lambda sh: [()], lambda v, a, u: v * v,
             out_of_place="square"),
-    WriteOp("zero_", "method:zero_", lambda t, a: f"{t}.zero_()", lambda sh: [()], lambda v, a, u: v * 0.0,
+    # zeros whatever the target held (a NaN a derived write left included: not v * 0.0)
+    WriteOp("zero_", "method:zero_", lambda t, a: f"{t}.zero_()", lambda sh: [()], lambda v, a, u: np.zeros_like(v),
             overwrites=True),
     WriteOp("clamp_", "method:clamp_", lambda t, a: f"{t}.clamp_({a[0]:.1f}, {a[1]:.1f})",
             lambda sh: [(2.0, 5.0), (3.0, 150.0)], lambda v, a, u: np.clip(v, a[0], a[1]), analytic=False),
@@ -383,6 +402,13 @@ WRITE_OPS: tuple[WriteOp, ...] = (
             lambda v, a, u: v + u, creates=True, operand=True),
     WriteOp("sub_new", "op:sub", lambda t, a: f"{t} = {t} - {_operand(a)}", lambda sh: [("",)],
             lambda v, a, u: v - u, creates=True, operand=True),
+)
+WRITE_OPS += (
+    # item assignment through an index list (``t[[2, 0, 0]] = c``): the rows it names get the
+    # write's constant, a row named twice gets it twice (one value: defined)
+    WriteOp("setitem_rows", "op:setitem", lambda t, a: f"{t}[{_list_text(a[0])}] = {a[1]:.1f}",
+            lambda sh: [(p, 0.0) for (p,) in _index_lists(sh)] if len(sh) >= 1 else [],
+            lambda v, a, u: _setitem(v, (list(a[0]), a[1])), constant="value", overwrites=True),
 )
 WRITES_BY_NAME = {op.name: op for op in WRITE_OPS}
 

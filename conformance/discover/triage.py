@@ -289,22 +289,44 @@ class PaddleOverlappingAsStridedGradient(Known):
                 and _overlapping_as_strided(finding.program))
 
 
+def _paddle_refused_backward(finding: Finding) -> bool:
+    """A refusal finding of a program with a gradient that Paddle (eager or to_static) refused
+    as a modified saved tensor: the refusal oracle's finding is the runner's (torch runs it),
+    naming the refuser."""
+    return (finding.oracle == "refusal" and finding.program.grad
+            and any(f"what {fw} refuses as unsafe (modified_saved_tensor" in finding.summary
+                    for fw in ("paddle", "paddle_static")))
+
+
 class PaddleAsStridedSavesItsInput(Known):
     name = "paddle-as-strided-saves-input"
-    summary = ("Paddle 3.3.1: after a write into an as_strided view's input (through the view or not), backward "
-               "refuses in AsStridedGradNode, which saved the input before the write (modified_saved_tensor)")
+    summary = ("Paddle 3.3.1: after a write into the input of an as_strided, narrow (as_strided in Python) or "
+               "unfold view (through the view or not), backward refuses in AsStridedGradNode or "
+               "TensorUnfoldGradNode, which saved the input before the write (modified_saved_tensor)")
     links = ("https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/as_strided_en.html",)
-    cases = ("autograd.discovered.write_through_as_strided_then_backward",)
+    cases = ("autograd.discovered.write_through_as_strided_then_backward",
+             "autograd.discovered.write_through_narrow_then_backward",
+             "autograd.discovered.write_through_unfold_then_backward")
+    VIEWS = frozenset({"as_strided", "narrow", "unfold"})
 
     def matches(self, finding: Finding) -> bool:
-        # the refusal oracle's finding is the runner's (torch runs it), naming the refuser
         program = finding.program
-        refuser = any(f"what {fw} refuses as unsafe (modified_saved_tensor" in finding.summary
-                      for fw in ("paddle", "paddle_static"))
-        if finding.oracle != "refusal" or not program.grad or not refuser:
+        if not _paddle_refused_backward(finding):
             return False
-        made = next((i for i, s in enumerate(program.steps) if s.op == "as_strided"), None)
+        made = next((i for i, s in enumerate(program.steps) if s.op in self.VIEWS), None)
         return made is not None and any(not s.is_view for s in program.steps[made + 1:])
+
+
+class PaddleSetitemOfItselfRefused(Known):
+    name = "paddle-setitem-of-itself"
+    summary = ("Paddle 3.3.1: a[:] = a (a tensor assigned to all of itself) makes backward refuse: the "
+               "assignment's gradient node saved a tensor the assignment itself wrote (modified_saved_tensor)")
+    links = ("https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/Tensor_en.html#set-value-value",)
+    cases = ("autograd.discovered.setitem_of_itself_grad",)
+
+    def matches(self, finding: Finding) -> bool:
+        return _paddle_refused_backward(finding) and any(
+            s.op == "setitem_t" and s.operand == s.target for s in finding.program.steps)
 
 
 class PaddleHypotReadsTheOperandItSquared(Known):
@@ -357,7 +379,8 @@ KNOWN: tuple[Known, ...] = (PaddleStaleGradientAfterAliasedWrite(), PaddleNarrow
                             MindSporeViewOfNonContiguousCopies(), MindSporeNoCloneKernel(),
                             MindSporeStaleGradientAfterAliasedWrite(), TorchCompileWriteThroughGappedUnfold(),
                             PaddleOverlappingAsStridedGradient(), PaddleAsStridedSavesItsInput(),
-                            PaddleHypotReadsTheOperandItSquared(), PaddleMethodRefusesAScalar())
+                            PaddleHypotReadsTheOperandItSquared(), PaddleMethodRefusesAScalar(),
+                            PaddleSetitemOfItselfRefused())
 
 
 def triaged(finding: Finding) -> Known | None:
