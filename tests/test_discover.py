@@ -567,6 +567,12 @@ def test_each_known_bug_matches_the_program_that_showed_it_and_not_a_program_wit
     assert found is not None and found.name == "paddle-setitem-of-itself"
     other_set = Program((2,), (Step("slice", "x", (0, 2, 1), "v1"), Step("setitem_t", "x", ("v1",))), grad=True)
     assert triaged(Finding("refusal", "torch", other_set, refused + "(modified_saved_tensor, at step 4)")) is None
+    squared = Program((2,), (Step("imul_t", "x", ("x",)),), grad=True, twin=(Step("mul_t", "x", ("x",)),),
+                      relation="spelling")
+    saved = "RuntimeError: (PermissionDenied) Tensor '' used in gradient computation has been modified by an inplace"
+    assert rule("metamorphic", "paddle", squared, saved + " operation.") == "paddle-augmented-assignment-rebinds"
+    assert rule("metamorphic", "torch", squared, saved + " operation.") is None
+    assert rule("metamorphic", "paddle", squared, "RuntimeError: something else") is None
     itself = Program((1,), (Step("slice", "x", (0, 1, 1), "v1"), Step("hypot_", "v1", ("v1",))))
     assert rule("model", "paddle", itself) == "paddle-hypot-aliased-operand"
     apart = Program((2,), (Step("slice", "x", (0, 1, 1), "v1"), Step("clone", "v1", (), "v2"),
@@ -813,3 +819,4 @@ def test_a_run_whose_parent_is_gone_stops_drawing() -> None:
     checks = iter([False] * 5 + [True] * 10_000)
     result = discover(["numpy"], max_programs=1000, seed=3, stopped=lambda: next(checks))
     assert 0 < result.programs < 10
+

@@ -373,6 +373,22 @@ class PaddleMethodRefusesAScalar(Known):
                 and any(not s.is_view and WRITES_BY_NAME[s.op].constant for s in finding.program.twin))
 
 
+class PaddleAugmentedAssignmentRebinds(Known):
+    name = "paddle-augmented-assignment-rebinds"
+    summary = ("Paddle 3.3.1: an augmented assignment (x *= u) rebinds x to a new tensor, so its spelling twin "
+               "x.mul_(u), an in-place write the program never made, is refused where autograd saved x "
+               "(modified_saved_tensor): two operations, not two spellings of one")
+    links = ("https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/Tensor_en.html#multiply-y-name-none",)
+    cases = ("inplace.rebinding.augmented_assignment",)
+    SAVED = "used in gradient computation has been modified by an inplace operation"
+
+    def matches(self, finding: Finding) -> bool:
+        program = finding.program
+        return (finding.oracle == "metamorphic" and finding.framework == "paddle" and program.relation == "spelling"
+                and program.grad and any(self.SAVED in detail for detail in finding.details)
+                and any(not s.is_view and WRITES_BY_NAME[s.op].rebinds for s in program.steps))
+
+
 KNOWN: tuple[Known, ...] = (PaddleStaleGradientAfterAliasedWrite(), PaddleNarrowOfOffsetView(),
                             PaddleNarrowGradientOfStridedView(), TorchCompileWriteThroughExpand(),
                             MindSporeArithmeticMethodsDoNotWrite(), PaddleContiguousRebuffersItsReceiver(),
@@ -380,7 +396,7 @@ KNOWN: tuple[Known, ...] = (PaddleStaleGradientAfterAliasedWrite(), PaddleNarrow
                             MindSporeStaleGradientAfterAliasedWrite(), TorchCompileWriteThroughGappedUnfold(),
                             PaddleOverlappingAsStridedGradient(), PaddleAsStridedSavesItsInput(),
                             PaddleHypotReadsTheOperandItSquared(), PaddleMethodRefusesAScalar(),
-                            PaddleSetitemOfItselfRefused())
+                            PaddleSetitemOfItselfRefused(), PaddleAugmentedAssignmentRebinds())
 
 
 def triaged(finding: Finding) -> Known | None:
