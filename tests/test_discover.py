@@ -423,6 +423,9 @@ def test_a_discover_run_on_numpy_counts_its_programs_and_finds_nothing(tmp_path:
     assert result.programs == 40 and result.found == []
     page = findings_page(result)
     assert "40 programs" in page and "No finding." in page and "| slice | view" in page
+    refused = result.refused("numpy")
+    assert 0 < result.explained["numpy"] == 40 - refused  # every program NumPy ran, the model explains
+    assert f"| numpy | 40 | {refused} | {40 - refused} | 0 | 0 |" in page
 
 
 def test_a_finding_is_written_as_a_case_with_each_framework_observations_and_a_reason() -> None:
@@ -614,6 +617,7 @@ def test_a_known_bug_is_a_finding_once_with_its_status_then_only_counted(monkeyp
     assert result.found[0].status().startswith("known: https://github.com/PaddlePaddle/Paddle/pull/68520")
     page = findings_page(result)
     assert "## Known bugs" in page and f"| {PADDLE_STALE.summary} | {result.triaged[PADDLE_STALE.name]} |" in page
+    assert result.known_by_framework["paddle"] == result.triaged[PADDLE_STALE.name]
     assert "| known: https://github.com/PaddlePaddle/Paddle/pull/68520; in the corpus: " in page
     kept, sampled = result.precision[PADDLE_STALE.name]
     assert sampled >= 1 and kept == sampled and f" | {kept} of {sampled} | " in page
@@ -711,6 +715,7 @@ def test_the_runs_of_a_parallel_discovery_are_merged_without_repeating_a_finding
     second.refusal_examples[("paddle", "crash")] = "the second run's"
     first.precision[PADDLE_STALE.name], second.precision[PADDLE_STALE.name] = (1, 2), (3, 3)
     first.drawn["fill_"], second.drawn["fill_"] = 4, 6
+    first.explained["paddle"], second.explained["paddle"] = 3, 4
     merged_result = merged([first, second])
     assert merged_result.programs == 22 and merged_result.seconds == 5.0 and merged_result.first_bug == 2.0
     # one finding per kind, the earliest; the wider program is one the smaller one stands for
@@ -718,6 +723,7 @@ def test_the_runs_of_a_parallel_discovery_are_merged_without_repeating_a_finding
     assert merged_result.refusals[("paddle", "crash")] == 5
     assert merged_result.refusal_examples[("paddle", "crash")] == "the first run's"
     assert merged_result.precision[PADDLE_STALE.name] == (4, 5) and merged_result.drawn["fill_"] == 10
+    assert merged_result.explained["paddle"] == 7
 
 
 @pytest.mark.parametrize("jobs", ["0", "-1", "two", "65"])

@@ -97,6 +97,10 @@ class Discovery:
     # (framework, error kind or status) -> the first refusal of that reason: the framework's
     # error (type: message) or the reason it did not run, and the program
     refusal_examples: dict[tuple[str, str], str] = field(default_factory=dict)
+    # framework -> the programs it ran to the end whose values the model explains (some
+    # assignment of view or copy reproduces them), and the programs that showed a known bug
+    explained: Counter[str] = field(default_factory=Counter)
+    known_by_framework: Counter[str] = field(default_factory=Counter)
 
     def refused(self, framework: str) -> int:
         """The programs ``framework`` refused or lacked, whatever the reason."""
@@ -235,6 +239,7 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
                 result.refusal_examples.setdefault((obs.framework, why), _refusal_example(program, obs))
                 continue
             found, _ = explanations(program, parts(program, obs.values)[0][2])
+            result.explained[obs.framework] += bool(found)
             for i, step in enumerate(program.steps):
                 if step.is_view and found and i in found[0] and len({f[i] for f in found}) == 1:
                     result.decisions[(step.op, obs.framework, found[0][i])] += 1
@@ -248,6 +253,7 @@ def discover(frameworks: list[str], seconds: float | None = None, max_programs: 
             if rule is not None:
                 # a known bug: reported once, with its minimal program; afterwards counted
                 result.triaged[rule.name] += 1
+                result.known_by_framework[obs.framework] += 1
                 if rule.name not in reported:  # added once handled: Hypothesis replays the program
                     shrinking = True
                     raise _NewFinding(Found(finding, observations, time.monotonic() - began, known=rule.name))
@@ -352,6 +358,8 @@ def merged(results: list[Discovery]) -> Discovery:
         out.triaged.update(r.triaged)
         out.drawn.update(r.drawn)
         out.refusals.update(r.refusals)
+        out.explained.update(r.explained)
+        out.known_by_framework.update(r.known_by_framework)
         for reason, example in r.refusal_examples.items():
             out.refusal_examples.setdefault(reason, example)
         for name, sample in r.absorbed.items():
@@ -530,6 +538,17 @@ def findings_page(result: Discovery) -> str:
              + (f", {len(result.found) - len(confirmed)} not reproduced" if len(confirmed) < len(result.found) else "")
              + ". Each finding is the minimal program it was shrunk to; its case (with every framework's observations) "
              "is in `findings.yaml` beside this page. How the oracles work: docs/discover.md.", ""]
+    lines += ["## Per framework", "",
+              "Of the programs, how many each framework refused or did not run, how many it ran to the end whose "
+              "values the reference model explains, the new findings on it (confirmed) and the programs that "
+              "showed a known bug on it.", "",
+              "| framework | programs | refused or not run | explained by the model | new findings | programs showing "
+              "a known bug |", "|---|---:|---:|---:|---:|---:|"]
+    for fw in result.frameworks:
+        new = sum(1 for f in confirmed if f.finding.framework == fw and f.known is None)
+        lines.append(f"| {fw} | {result.programs} | {result.refused(fw)} | {result.explained[fw]} | {new} | "
+                     f"{result.known_by_framework[fw]} |")
+    lines += ["", "## Findings", ""]
     if confirmed:
         lines += _findings_table(result, confirmed)
     else:
@@ -624,6 +643,8 @@ def write(result: Discovery, out: Path) -> list[Path]:
         "precision": {name: {"kept": kept, "sampled": sampled} for name, (kept, sampled) in result.precision.items()},
         "first_bug_seconds": None if result.first_bug is None else round(result.first_bug, 3),
         "refused": {fw: result.refused(fw) for fw in result.frameworks},
+        "explained": {fw: result.explained[fw] for fw in result.frameworks},
+        "known_by_framework": {fw: result.known_by_framework[fw] for fw in result.frameworks},
         "refusals": {fw: {why: n for (f, why), n in sorted(result.refusals.items()) if f == fw}
                      for fw in result.frameworks},
         "drawn": {name: result.drawn[name] for name in result.room},
