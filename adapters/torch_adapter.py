@@ -87,21 +87,26 @@ def _dtype(name: Any) -> Any:
     return _dtypes()[dtype_named(name)]
 
 
-def _view(x: Any, *args: Any) -> Any:
-    """view(*shape) or view(dtype): a dtype name reinterprets the bytes (Tensor.view(dtype))."""
+def _view(x: Any, *args: Any, **kwargs: Any) -> Any:
+    """view(*shape) or view(dtype): a dtype name reinterprets the bytes (Tensor.view(dtype));
+    the keywords torch takes (size=, dtype=, a dtype name there too) go on."""
     if len(args) == 1 and isinstance(args[0], str):
-        return x.view(_dtype(args[0]))
-    return x.view(*args)
+        return x.view(_dtype(args[0]), **kwargs)
+    if isinstance(kwargs.get("dtype"), str):
+        kwargs["dtype"] = _dtype(kwargs["dtype"])
+    return x.view(*args, **kwargs)
 
 
-def _to(x: Any, target: str) -> Any:
+def _to(x: Any, *args: Any, **kwargs: Any) -> Any:
     """to(dtype) or to(device): 'cpu' / 'cuda[:n]' is a device, anything else a dtype name.
     torch takes no dtype strings (``x.to('float32')`` is "Invalid device string"): a case's
     dtype name, the suite's notation for a dtype, is the torch.dtype of that name, which is
-    what a torch user writes (``x.to(torch.float32)``)."""
-    if is_device_name(target):
-        return x.to(target)
-    return x.to(_dtype(target))
+    what a torch user writes (``x.to(torch.float32)``). Every keyword torch takes goes on
+    (``copy=``, ``non_blocking=``; ``dtype=`` a dtype name too)."""
+    args = tuple(a if not isinstance(a, str) or is_device_name(a) else _dtype(a) for a in args)
+    if isinstance(kwargs.get("dtype"), str):
+        kwargs["dtype"] = _dtype(kwargs["dtype"])
+    return x.to(*args, **kwargs)
 
 
 _OUT_OF_MEMORY = re.compile(r"DefaultCPUAllocator: can't allocate memory|CUDA out of memory")
@@ -379,8 +384,8 @@ class TorchAdapter(TorchProbes, Adapter):
             # (grad_outputs, retain_graph, create_graph, allow_unused, ...) reaches torch as
             # written, so torch's own refusal of one is the step's error
             "fn:autograd_grad": lambda *args, **kwargs: torch().autograd.grad(*args, **kwargs),
-            "fn:add": lambda x, y, out=None: torch().add(x, y, out=out),
-            "fn:mul": lambda x, y, out=None: torch().mul(x, y, out=out),
+            "fn:add": lambda x, other, *, alpha=1, out=None: torch().add(x, other, alpha=alpha, out=out),
+            "fn:mul": lambda x, other, *, out=None: torch().mul(x, other, out=out),
             "fn:exp": lambda x, out=None: torch().exp(x, out=out),
             "fn:abs": lambda x, out=None: torch().abs(x, out=out),
             "fn:abs_": lambda x: torch().abs_(x),
@@ -396,7 +401,7 @@ class TorchAdapter(TorchProbes, Adapter):
                 x, negative_slope, inplace=inplace),
             "fn:leaky_relu_": lambda x, negative_slope=0.01: torch().nn.functional.leaky_relu_(x, negative_slope),
             "fn:elu": lambda x, alpha=1.0, inplace=False: torch().nn.functional.elu(x, alpha, inplace=inplace),
-            "fn:elu_": lambda x, alpha=1.0: torch().nn.functional.elu_(x, alpha),
+            "fn:elu_": lambda x, alpha=1.0, **kwargs: torch().nn.functional.elu_(x, alpha, **kwargs),
             "fn:hardtanh": lambda x, min_val=-1.0, max_val=1.0, inplace=False: torch().nn.functional.hardtanh(
                 x, min_val, max_val, inplace=inplace),
             "fn:hardtanh_": lambda x, min_val=-1.0, max_val=1.0: torch().nn.functional.hardtanh_(x, min_val, max_val),
@@ -413,12 +418,14 @@ class TorchAdapter(TorchProbes, Adapter):
             "method:train": lambda m, mode=True: _module(m).train(mode),
             "call": _call_module,
             "fn:from_numpy": lambda a: torch().from_numpy(a),
-            "fn:as_tensor": lambda a, dtype=None: torch().as_tensor(a, dtype=None if dtype is None else _dtype(dtype)),
-            "fn:from_dlpack": lambda a: torch().from_dlpack(a),
+            "fn:as_tensor": lambda a, dtype=None, device=None: torch().as_tensor(
+                a, dtype=None if dtype is None else _dtype(dtype), device=device),
+            "fn:from_dlpack": lambda a, **kwargs: torch().from_dlpack(a, **kwargs),  # device=, copy=
             "fn:view_as_real": lambda x: torch().view_as_real(x),
             "fn:view_as_complex": lambda x: torch().view_as_complex(x),
             "fn:take_along_dim": lambda x, index, dim=None, **kw: torch().take_along_dim(x, index, dim=dim, **kw),
-            "fn:tensor": lambda a, dtype=None: torch().tensor(a, dtype=None if dtype is None else _dtype(dtype)),
+            "fn:tensor": lambda a, dtype=None, device=None, requires_grad=False: torch().tensor(
+                a, dtype=None if dtype is None else _dtype(dtype), device=device, requires_grad=requires_grad),
             # keywords (out=) go through to torch as written
             "fn:where": lambda c, *xy, **kw: torch().where(c, *xy, **kw),
             "fn:cat": lambda xs, dim=0, **kw: torch().cat(xs, dim=dim, **kw),

@@ -3,9 +3,10 @@
 framework function it calls (``method:reshape`` calling ``np.ndarray.reshape``) that drops one of
 its keywords makes a call the framework accepts an error of the suite (``x.reshape(6,
 copy=False)``; issue 38). Checked against the framework function's own signature, where the
-framework gives one (``inspect.signature``): NumPy, JAX and array-api-strict. torch's builtins
-have none (their schemas are its signatures); TensorFlow's, Paddle's and MindSpore's tables are
-not checked yet.
+framework gives one (``inspect.signature``): NumPy, JAX and array-api-strict; torch's against
+its Python signature where it has one (torch.einsum, torch.nn.functional.elu) and its operator
+schemas where it is a builtin (``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1)``).
+TensorFlow's, Paddle's and MindSpore's tables are not checked yet.
 """
 
 from __future__ import annotations
@@ -87,3 +88,56 @@ def test_an_entry_named_after_a_framework_function_takes_its_keywords(framework:
     assert len(checked) >= 10, [key for key, _, _ in checked]  # the check reaches the table
     assert {key: missing for key, entry, own in checked
             if (missing := missing_keywords(framework, key, entry, own))} == {}
+
+
+# TorchScript's overloads on Python numbers and lists (aten::add.int(int a, int b)), which no
+# call of the Python API reaches, name their arguments so
+SCRIPT_ONLY = frozenset({"a", "b", "t", "l", "n"})
+
+
+def torch_keywords(call: str) -> list[str] | None:
+    """The keywords torch's own function takes after its first argument: from its operator
+    schemas (aten::NAME, every overload a Python call reaches), or from its Python signature
+    (torch.nn.functional); None when torch declares neither."""
+    torch = pytest.importorskip("torch")
+    name = call.rpartition(".")[2]
+    owner = torch.nn.functional if call.startswith("torch.nn.functional.") else torch
+    try:  # a Python function of torch's (torch.einsum, torch.nn.functional.elu)
+        parameters = list(inspect.signature(getattr(owner, name)).parameters.values())[1:]
+    except (ValueError, TypeError, AttributeError):  # a builtin: its schemas
+        pass
+    else:
+        return [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    schemas = [s for s in torch._C._jit_get_schemas_for_operator(f"aten::{name}")
+               if not SCRIPT_ONLY & {a.name for a in s.arguments}]
+    if not schemas:
+        return None
+    # a method has no out= (the out= variant is the function's: torch.rot90(x, out=o))
+    method = call.startswith("torch.Tensor.")
+    return sorted({a.name for s in schemas for a in s.arguments[1:] if not (method and a.name == "out")})
+
+
+def test_a_torch_entry_named_after_a_torch_function_takes_its_keywords() -> None:
+    """torch's builtins have no signature inspect reads; their operator schemas name every
+    argument (``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1)``)."""
+    pytest.importorskip("torch")
+    adapter = registry.get_adapter("torch")
+    checked, missing = 0, {}
+    for key, entry in sorted(adapter.ops.items()):
+        spelling = spellings.spell("torch", key, entry)
+        if (spelling.python or spelling.absent or spelling.method or spelling.attr or spelling.setattr_
+                or spelling.function or len(spelling.calls) != 1):
+            continue
+        call = spelling.calls[0]
+        if call.rpartition(".")[2] != key.partition(":")[2] or not call.startswith("torch."):
+            continue
+        keywords = torch_keywords(call)
+        theirs = inspect.signature(entry).parameters
+        if keywords is None or any(p.kind is p.VAR_KEYWORD for p in theirs.values()):
+            continue
+        checked += 1
+        lacking = [k for k in keywords if k not in theirs and ("torch", key, k) not in NOT_TAKEN]
+        if lacking:
+            missing[key] = lacking
+    assert checked >= 10  # the check reaches the table
+    assert missing == {}
