@@ -576,6 +576,19 @@ def test_each_known_bug_matches_the_program_that_showed_it_and_not_a_program_wit
     assert rule("metamorphic", "paddle", squared, saved + " operation.") == "paddle-augmented-assignment-rebinds"
     assert rule("metamorphic", "torch", squared, saved + " operation.") is None
     assert rule("metamorphic", "paddle", squared, "RuntimeError: something else") is None
+    register_derived()
+    transposed_out = Program((2, 2), (Step("t", "x", (), "v1"), Step("abs_out", "v1", ("v1",))))
+    assert rule("model", "paddle", transposed_out) == "paddle-write-ignores-strides"
+    sliced_out = Program((3,), (Step("slice", "x", (0, 2, 1), "v1"), Step("abs_out", "v1", ("v1",))))
+    assert rule("model", "paddle", sliced_out) is None  # a contiguous view: a new bug
+    overlapping_out = Program((2,), (Step("as_strided", "x", ((2,), (0,)), "v1"), Step("abs_out", "v1", ("v1",))))
+    assert rule("documented-view", "paddle", overlapping_out) == "paddle-write-ignores-strides"
+    rows = Program((2, 2), (Step("t", "x", (), "v1"), Step("setitem_rows", "v1", ((0,), 100.0))))
+    assert rule("model", "paddle", rows) == "paddle-write-ignores-strides"
+    assert rule("model", "torch", rows) is None
+    logical = Program((3,), (Step("slice", "x", (0, 2, 1), "v1"), Step("logical_not_", "v1", ())))
+    assert rule("model", "paddle", logical) == "paddle-logical-in-place-bool"
+    assert rule("model", "paddle", Program((3,), (Step("sin_", "x", ()),))) is None
     itself = Program((1,), (Step("slice", "x", (0, 1, 1), "v1"), Step("hypot_", "v1", ("v1",))))
     assert rule("model", "paddle", itself) == "paddle-hypot-aliased-operand"
     apart = Program((2,), (Step("slice", "x", (0, 1, 1), "v1"), Step("clone", "v1", (), "v2"),

@@ -389,6 +389,63 @@ class PaddleAugmentedAssignmentRebinds(Known):
                 and any(not s.is_view and WRITES_BY_NAME[s.op].rebinds for s in program.steps))
 
 
+def _non_contiguous(step: Step) -> bool:
+    """_strided, or an as_strided view whose strides are not its size's contiguous ones."""
+    if step.op != "as_strided":
+        return _strided(step)
+    size, stride = step.args
+    contiguous = tuple(math.prod(size[k + 1:]) for k in range(len(size)))
+    return any(n > 1 and st != c for n, st, c in zip(size, stride, contiguous))
+
+
+def _written_when_marked(program: Program, writes: Callable[[Step], bool], marks: Callable[[Step], bool]) -> bool:
+    """Whether a write ``writes`` holds for goes into a name whose chain of views has a step
+    ``marks`` holds for (the marks propagate as in _applied_to_marked)."""
+    marked: dict[str, bool] = {"x": False}
+    for step in program.steps + program.twin:
+        if step.is_view:
+            assert step.result is not None
+            marked[step.result] = not VIEWS_BY_NAME[step.op].copies and (marked.get(step.target, False)
+                                                                         or marks(step))
+            continue
+        if writes(step) and marked.get(step.target, False):
+            return True
+        if WRITES_BY_NAME[step.op].creates or WRITES_BY_NAME[step.op].rebinds:
+            marked[step.target] = False
+    return False
+
+
+class PaddleWritesIgnoreAViewsStrides(Known):
+    name = "paddle-write-ignores-strides"
+    summary = ("Paddle 3.3.1: an out= write (abs(v, out=v)) or an index-list assignment (v[[0]] = c) into a "
+               "non-contiguous view writes in the view's logical order as if it were contiguous from its start: "
+               "wrong elements of the base, and past the view's end a heap corruption (an abort or a hang; found by "
+               "conformance discover)")
+    links = ("https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/abs_en.html",)
+    cases = ("inplace.discovered.out_into_transposed_view", "inplace.discovered.index_list_assignment_into_transposed_view")
+
+    def matches(self, finding: Finding) -> bool:
+        return (finding.oracle in ("model", "documented-view", "metamorphic", "gradient", "crash")
+                and finding.framework == "paddle"
+                and _written_when_marked(finding.program, lambda s: WRITES_BY_NAME[s.op].out or s.op == "setitem_rows",
+                                         _non_contiguous))
+
+
+class PaddleLogicalInPlaceMakesBool(Known):
+    name = "paddle-logical-in-place-bool"
+    summary = ("Paddle 3.3.1: an in-place logical or comparison method (logical_not_, greater_, ...) on a float "
+               "tensor makes it a bool tensor over the same memory, writing one byte per element (a view's base "
+               "gets bytes, not 0.0 / 1.0; found by conformance discover)")
+    links = ("https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/logical_not_en.html",)
+    cases = ("inplace.discovered.logical_not_on_a_view",)
+    METHODS = frozenset({"logical_not_", "logical_and_", "logical_or_", "logical_xor_", "greater_", "greater_equal_",
+                         "less_", "less_equal_", "not_equal_"})
+
+    def matches(self, finding: Finding) -> bool:
+        return (finding.oracle in ("model", "documented-view", "metamorphic") and finding.framework == "paddle"
+                and any(s.op in self.METHODS for s in finding.program.steps + finding.program.twin))
+
+
 KNOWN: tuple[Known, ...] = (PaddleStaleGradientAfterAliasedWrite(), PaddleNarrowOfOffsetView(),
                             PaddleNarrowGradientOfStridedView(), TorchCompileWriteThroughExpand(),
                             MindSporeArithmeticMethodsDoNotWrite(), PaddleContiguousRebuffersItsReceiver(),
@@ -396,7 +453,8 @@ KNOWN: tuple[Known, ...] = (PaddleStaleGradientAfterAliasedWrite(), PaddleNarrow
                             MindSporeStaleGradientAfterAliasedWrite(), TorchCompileWriteThroughGappedUnfold(),
                             PaddleOverlappingAsStridedGradient(), PaddleAsStridedSavesItsInput(),
                             PaddleHypotReadsTheOperandItSquared(), PaddleMethodRefusesAScalar(),
-                            PaddleSetitemOfItselfRefused(), PaddleAugmentedAssignmentRebinds())
+                            PaddleSetitemOfItselfRefused(), PaddleAugmentedAssignmentRebinds(),
+                            PaddleWritesIgnoreAViewsStrides(), PaddleLogicalInPlaceMakesBool())
 
 
 def triaged(finding: Finding) -> Known | None:
