@@ -422,7 +422,8 @@ class PaddleWritesIgnoreAViewsStrides(Known):
                "wrong elements of the base, and past the view's end a heap corruption (an abort or a hang; found by "
                "conformance discover)")
     links = ("https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/abs_en.html",)
-    cases = ("inplace.discovered.out_into_transposed_view", "inplace.discovered.index_list_assignment_into_transposed_view")
+    cases = ("inplace.discovered.out_into_transposed_view",
+             "inplace.discovered.index_list_assignment_into_transposed_view")
 
     def matches(self, finding: Finding) -> bool:
         return (finding.oracle in ("model", "documented-view", "metamorphic", "gradient", "crash")
