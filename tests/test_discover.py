@@ -576,6 +576,13 @@ def test_each_known_bug_matches_the_program_that_showed_it_and_not_a_program_wit
     assert rule("metamorphic", "paddle", squared, saved + " operation.") == "paddle-augmented-assignment-rebinds"
     assert rule("metamorphic", "torch", squared, saved + " operation.") is None
     assert rule("metamorphic", "paddle", squared, "RuntimeError: something else") is None
+    gapped_grad = Program((2, 1), (Step("unfold", "x", (0, 1, 2), "v1"), Step("add_", "v1", (100.0,))), grad=True)
+    assert rule("gradient", "torch_compile", gapped_grad) == "torch-compile-unfold-gaps"
+    assert rule("gradient", "torch", gapped_grad) is None
+    strided_repeat = Program((3,), (Step("as_strided", "x", ((1, 3), (0, 0)), "v1"), Step("add_", "v1", (200.0,))))
+    assert rule("refusal", "torch_compile", strided_repeat) == "torch-compile-expand-write"
+    strided_apart = Program((3,), (Step("as_strided", "x", ((3,), (1,)), "v1"), Step("add_", "v1", (200.0,))))
+    assert rule("refusal", "torch_compile", strided_apart) is None
     register_derived()
     transposed_out = Program((2, 2), (Step("t", "x", (), "v1"), Step("abs_out", "v1", ("v1",))))
     assert rule("model", "paddle", transposed_out) == "paddle-write-ignores-strides"

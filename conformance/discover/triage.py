@@ -154,20 +154,24 @@ class TorchCompileWriteThroughExpand(Known):
     cases = ("compiled.expand_writes.fill_through_expand_of_input", "compiled.expand_writes.add_refused")
 
     def matches(self, finding: Finding) -> bool:
-        return (finding.oracle in ("model", "cross-mode", "metamorphic", "refusal")
+        # the gradient too: a compiled function is observed on what its caller holds, so a wrong
+        # intermediate the loss reads shows as the gradient of values the model cannot see
+        return (finding.oracle in ("model", "cross-mode", "metamorphic", "refusal", "gradient")
                 and finding.framework in ("torch_compile", "torch_inductor")
                 and _written_through_expand(finding.program))
 
 
 def _written_through_expand(program: Program) -> bool:
     """Whether an in-place write (torch's augmented assignments included) writes a name whose
-    chain of views has an expand or broadcast_to (memory repeated with stride 0)."""
+    chain of views has an expand or broadcast_to, or an as_strided with a stride 0 over more
+    than one element (memory repeated with stride 0)."""
     marked: dict[str, bool] = {"x": False}
     for step in program.steps + program.twin:
         if step.is_view:
             assert step.result is not None
-            marked[step.result] = not VIEWS_BY_NAME[step.op].copies and (
-                marked.get(step.target, False) or step.op in ("expand", "broadcast_to"))
+            repeats = step.op in ("expand", "broadcast_to") or (
+                step.op == "as_strided" and any(n > 1 and st == 0 for n, st in zip(*step.args)))
+            marked[step.result] = not VIEWS_BY_NAME[step.op].copies and (marked.get(step.target, False) or repeats)
             continue
         write = WRITES_BY_NAME[step.op]
         if write.creates:
@@ -186,7 +190,7 @@ class TorchCompileWriteThroughGappedUnfold(Known):
     cases = ("compiled.discovered.write_through_gapped_unfold",)
 
     def matches(self, finding: Finding) -> bool:
-        if finding.oracle not in ("model", "cross-mode", "metamorphic") or finding.framework not in (
+        if finding.oracle not in ("model", "cross-mode", "metamorphic", "gradient") or finding.framework not in (
                 "torch_compile", "torch_inductor"):
             return False
         gapped = {s.result for s in finding.program.steps + finding.program.twin
