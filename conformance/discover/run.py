@@ -311,12 +311,7 @@ def discover_in_parallel(frameworks: list[str], jobs: int, seconds: float | None
     (no sandbox: tests)."""
     register_derived()  # the workers' programs name derived writes, which merging reads here
     if jobs == 1:
-        sandbox = None if case_timeout is None else Sandbox(case_timeout)
-        try:
-            return discover(frameworks, seconds, max_programs, seed, sandbox)
-        finally:
-            if sandbox is not None:
-                sandbox.close()
+        return _sandboxed(frameworks, seconds, max_programs, seed, (0, 1), case_timeout, lambda: False)
     budgets = [None if max_programs is None else max_programs // jobs + (k < max_programs % jobs)
                for k in range(jobs)]
     # spawn, not fork: a forked worker would inherit whatever framework this process loaded
@@ -331,11 +326,17 @@ def _shard(frameworks: list[str], seconds: float | None, max_programs: int | Non
     """One worker of discover_in_parallel: a run on its shard, with a sandbox of its own. It
     stops drawing once the process that started it is gone (killed: nobody would merge
     what it finds), instead of spending the rest of its budget."""
-    sandbox = None if case_timeout is None else Sandbox(case_timeout)
     parent = os.getppid()
+    return _sandboxed(frameworks, seconds, max_programs, seed, shard, case_timeout, lambda: os.getppid() != parent)
+
+
+def _sandboxed(frameworks: list[str], seconds: float | None, max_programs: int | None, seed: int,
+               shard: tuple[int, int], case_timeout: float | None, stopped: Callable[[], bool]) -> Discovery:
+    """A run of :func:`discover` with a sandbox of its own (none with ``case_timeout`` None),
+    closed when it ends."""
+    sandbox = None if case_timeout is None else Sandbox(case_timeout)
     try:
-        return discover(frameworks, seconds, max_programs, seed, sandbox, shard,
-                        stopped=lambda: os.getppid() != parent)
+        return discover(frameworks, seconds, max_programs, seed, sandbox, shard, stopped)
     finally:
         if sandbox is not None:
             sandbox.close()

@@ -161,24 +161,33 @@ class TorchCompileWriteThroughExpand(Known):
                 and _written_through_expand(finding.program))
 
 
-def _written_through_expand(program: Program) -> bool:
-    """Whether an in-place write (torch's augmented assignments included) writes a name whose
-    chain of views has an expand or broadcast_to, or an as_strided with a stride 0 over more
-    than one element (memory repeated with stride 0)."""
+def _written_when_marked(program: Program, writes: Callable[[Step], bool], marks: Callable[[Step], bool]) -> bool:
+    """Whether a write ``writes`` holds for goes into a name whose chain of views has a step
+    ``marks`` holds for (the marks propagate as in _applied_to_marked)."""
     marked: dict[str, bool] = {"x": False}
     for step in program.steps + program.twin:
         if step.is_view:
             assert step.result is not None
-            repeats = step.op in ("expand", "broadcast_to") or (
-                step.op == "as_strided" and any(n > 1 and st == 0 for n, st in zip(*step.args)))
-            marked[step.result] = not VIEWS_BY_NAME[step.op].copies and (marked.get(step.target, False) or repeats)
+            marked[step.result] = not VIEWS_BY_NAME[step.op].copies and (marked.get(step.target, False)
+                                                                         or marks(step))
             continue
-        write = WRITES_BY_NAME[step.op]
-        if write.creates:
-            marked[step.target] = False
-        elif marked.get(step.target, False):
+        if writes(step) and marked.get(step.target, False):
             return True
+        if WRITES_BY_NAME[step.op].creates or WRITES_BY_NAME[step.op].rebinds:
+            marked[step.target] = False
     return False
+
+
+def _written_through_expand(program: Program) -> bool:
+    """Whether an in-place write (torch's augmented assignments included) writes a name whose
+    chain of views has an expand or broadcast_to, or an as_strided with a stride 0 over more
+    than one element (memory repeated with stride 0)."""
+    return _written_when_marked(program, lambda s: not WRITES_BY_NAME[s.op].creates, _repeats_memory)
+
+
+def _repeats_memory(step: Step) -> bool:
+    return step.op in ("expand", "broadcast_to") or (
+        step.op == "as_strided" and any(n > 1 and st == 0 for n, st in zip(*step.args)))
 
 
 class TorchCompileWriteThroughGappedUnfold(Known):
@@ -400,23 +409,6 @@ def _non_contiguous(step: Step) -> bool:
     size, stride = step.args
     contiguous = tuple(math.prod(size[k + 1:]) for k in range(len(size)))
     return any(n > 1 and st != c for n, st, c in zip(size, stride, contiguous))
-
-
-def _written_when_marked(program: Program, writes: Callable[[Step], bool], marks: Callable[[Step], bool]) -> bool:
-    """Whether a write ``writes`` holds for goes into a name whose chain of views has a step
-    ``marks`` holds for (the marks propagate as in _applied_to_marked)."""
-    marked: dict[str, bool] = {"x": False}
-    for step in program.steps + program.twin:
-        if step.is_view:
-            assert step.result is not None
-            marked[step.result] = not VIEWS_BY_NAME[step.op].copies and (marked.get(step.target, False)
-                                                                         or marks(step))
-            continue
-        if writes(step) and marked.get(step.target, False):
-            return True
-        if WRITES_BY_NAME[step.op].creates or WRITES_BY_NAME[step.op].rebinds:
-            marked[step.target] = False
-    return False
 
 
 class PaddleWritesIgnoreAViewsStrides(Known):
